@@ -1,7 +1,7 @@
 """Re-runnable benchmark for the compile-time figures of issues 5 and 14.
 
     python benchmarks/bench_cpp_compile.py [--runs 5] [--arch sm_90a --arch sm_100a] [--json]
-        [--include DIR] [--only NAME ...] [--no-cccl]
+        [--include DIR] [--compare DIR] [--only NAME ...] [--no-cccl]
     python benchmarks/bench_cpp_compile.py --instructions [--arch sm_90a]
 
 Compiles one-line CUDA translation units with nvcc 13.0 (``-c``, C++17, one real
@@ -12,12 +12,14 @@ architecture), each an empty ``__global__`` kernel after one ``#include``:
   - ptx.hpp:        every wrapper (``ptxgen/ptx.hpp``)
   - cuda/ptx:       CCCL's ``<cuda/ptx>`` (shipped with the toolkit), for comparison
 and reports, per architecture, the median CPU time of the nvcc process tree (user +
-system of nvcc and every process it runs; issue 14's measure) and the median wall time,
-each as a ratio to the empty TU. The TUs are run interleaved, round after round, so that
+system of nvcc and every process it runs; issue 14's measure), the median wall time and
+the minimum CPU time (the least disturbed run, on a shared machine), each as a ratio to
+the empty TU. The TUs are run interleaved, round after round, so that
 drift in the load of the machine affects them alike; the load average before and after
 is printed. Issue 14 asks for <= 1.10x per family header and <= 1.25x for ptx.hpp.
 ``--include`` measures another generated tree (e.g. one generated from a synthetic
-spec with three times the forms: benchmarks/synthetic_spec.py).
+spec with three times the forms: benchmarks/synthetic_spec.py); ``--compare DIR`` measures
+a second tree in the same rounds (before and after a change, under the same load).
 With --instructions each TU is compiled once under valgrind (callgrind, following every
 process nvcc starts) and the instructions executed are counted: slow (minutes), but the
 same on every run, whatever else the machine is doing.
@@ -99,6 +101,10 @@ def main() -> None:
     ap.add_argument("--no-cccl", dest="cccl", action="store_false",
                     help="leave out <cuda/ptx>")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--compare", type=Path, metavar="DIR",
+                    help="another generated include tree (e.g. the headers of an older commit: "
+                    "git archive COMMIT generated/include | tar -x -C DIR), its TUs measured "
+                    "in the same rounds under the names 'compare:NAME'")
     ap.add_argument("--instructions", action="store_true",
                     help="count instructions under callgrind instead of timing")
     args = ap.parse_args()
@@ -113,6 +119,11 @@ def main() -> None:
         if unknown:
             sys.exit(f"unknown TU {sorted(unknown)}; known: {', '.join(texts)}")
         texts = {k: v for k, v in texts.items() if k == "empty" or k in args.only}
+    includes = {name: include for name in texts}
+    if args.compare is not None:
+        for name in [n for n in texts if n != "empty"]:
+            texts[f"compare:{name}"] = texts[name]
+            includes[f"compare:{name}"] = args.compare.resolve()
     version = subprocess.run([nvcc, "--version"], check=True, capture_output=True,
                              text=True).stdout.strip().splitlines()[-1]
     load_before = os.getloadavg()
@@ -125,7 +136,8 @@ def main() -> None:
         out = Path(tmp) / "out.o"
         if args.instructions:
             for arch in archs:
-                counts = {name: instructions_once(nvcc, src, out, arch, Path(tmp), include)
+                counts = {name: instructions_once(nvcc, src, out, arch, Path(tmp),
+                                                  includes[name])
                           for name, src in files.items()}
                 print(f"-arch={arch}; instructions executed (callgrind)")
                 for name, n in counts.items():
@@ -134,20 +146,22 @@ def main() -> None:
         wall = {a: {name: [] for name in texts} for a in archs}
         cpu = {a: {name: [] for name in texts} for a in archs}
         for arch in archs:  # warm-up: page cache, nvcc's own files
-            for src in files.values():
-                compile_once(nvcc, src, out, arch, include)
+            for name, src in files.items():
+                compile_once(nvcc, src, out, arch, includes[name])
         for _ in range(args.runs):
             for arch in archs:
                 for name, src in files.items():
-                    w, c = compile_once(nvcc, src, out, arch, include)
+                    w, c = compile_once(nvcc, src, out, arch, includes[name])
                     wall[arch][name].append(w)
                     cpu[arch][name].append(c)
     load_after = os.getloadavg()
     for arch in archs:
         mw = {n: statistics.median(t) for n, t in wall[arch].items()}
         mc = {n: statistics.median(t) for n, t in cpu[arch].items()}
+        lo = {n: min(t) for n, t in cpu[arch].items()}  # the least disturbed run
         results[arch] = {n: {"cpu_s": mc[n], "wall_s": mw[n], "cpu_ratio": mc[n] / mc["empty"],
-                             "wall_ratio": mw[n] / mw["empty"]} for n in texts}
+                             "wall_ratio": mw[n] / mw["empty"], "cpu_min_s": lo[n],
+                             "cpu_min_ratio": lo[n] / lo["empty"]} for n in texts}
     if args.json:
         print(json.dumps({"nvcc": version, "runs": args.runs, "include": str(include),
                           "load_before": load_before, "load_after": load_after,
@@ -161,7 +175,8 @@ def main() -> None:
         print(f"-arch={arch}")
         for name, r in results[arch].items():
             print(f"  {name:22s} {r['cpu_s']:7.3f} s  {r['cpu_ratio']:6.3f}x   "
-                  f"(wall {r['wall_s']:7.3f} s  {r['wall_ratio']:6.3f}x)")
+                  f"(wall {r['wall_s']:7.3f} s  {r['wall_ratio']:6.3f}x; minimum CPU "
+                  f"{r['cpu_min_s']:7.3f} s  {r['cpu_min_ratio']:6.3f}x)")
 
 
 if __name__ == "__main__":

@@ -13,158 +13,6 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int add_arith_type_a(add_arith_rnd, bool, bool, add_arith_type type, add_arith_atype atype) {
-    if ((atype == add_arith_atype::f16)) {
-        return 7;
-    }
-    if ((atype == add_arith_atype::bf16)) {
-        return 7;
-    }
-    if ((type == add_arith_type::f32)) {
-        return 3;
-    }
-    if ((type == add_arith_type::f32x2)) {
-        return 2;
-    }
-    if ((type == add_arith_type::f64)) {
-        return 4;
-    }
-    if ((type == add_arith_type::f16)) {
-        return 7;
-    }
-    if ((type == add_arith_type::f16x2)) {
-        return 0;
-    }
-    if ((type == add_arith_type::bf16)) {
-        return 7;
-    }
-    if ((type == add_arith_type::bf16x2)) {
-        return 0;
-    }
-    if ((type == add_arith_type::u16)) {
-        return 7;
-    }
-    if ((type == add_arith_type::u32)) {
-        return 0;
-    }
-    if ((type == add_arith_type::u64)) {
-        return 2;
-    }
-    if ((type == add_arith_type::s16)) {
-        return 7;
-    }
-    if ((type == add_arith_type::s64)) {
-        return 2;
-    }
-    if ((type == add_arith_type::s32)) {
-        return 1;
-    }
-    if ((type == add_arith_type::u16x2)) {
-        return 0;
-    }
-    if ((type == add_arith_type::s16x2)) {
-        return 0;
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int add_arith_type_b(add_arith_rnd, bool, bool, add_arith_type type, add_arith_atype) {
-    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001\010\001\003\010\003\002\001\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 15)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int sub_arith_type_a(sub_arith_rnd, bool, bool, sub_arith_type type, sub_arith_atype atype) {
-    if ((atype == sub_arith_atype::f16)) {
-        return 7;
-    }
-    if ((atype == sub_arith_atype::bf16)) {
-        return 7;
-    }
-    if ((type == sub_arith_type::f32)) {
-        return 3;
-    }
-    if ((type == sub_arith_type::f32x2)) {
-        return 2;
-    }
-    if ((type == sub_arith_type::f64)) {
-        return 4;
-    }
-    if ((type == sub_arith_type::f16)) {
-        return 7;
-    }
-    if ((type == sub_arith_type::f16x2)) {
-        return 0;
-    }
-    if ((type == sub_arith_type::bf16)) {
-        return 7;
-    }
-    if ((type == sub_arith_type::bf16x2)) {
-        return 0;
-    }
-    if ((type == sub_arith_type::u16)) {
-        return 7;
-    }
-    if ((type == sub_arith_type::u32)) {
-        return 0;
-    }
-    if ((type == sub_arith_type::u64)) {
-        return 2;
-    }
-    if ((type == sub_arith_type::s16)) {
-        return 7;
-    }
-    if ((type == sub_arith_type::s64)) {
-        return 2;
-    }
-    if ((type == sub_arith_type::s32)) {
-        return 1;
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int sub_arith_type_b(sub_arith_rnd, bool, bool, sub_arith_type type, sub_arith_atype) {
-    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001\010\001\003\010\003\002"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 13)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int mul_arith_type_a(mul_arith_mode, mul_arith_rnd, bool, bool, mul_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001\010\001\003\010\002\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 13)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int mul_arith_type_b(mul_arith_mode, mul_arith_rnd, bool, bool, mul_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001\010\001\003\010\002\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 13)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int mad_arith_type_a(mad_arith_mode, bool, mad_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 6)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int mad_arith_type_b(mad_arith_mode, bool, mad_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 6)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
 PTXGEN_PTX_CONSTEXPR int mad_arith_type_c(mad_arith_mode mode, bool, mad_arith_type type) {
     if ((mode == mad_arith_mode::wide)) {
         if ((type == mad_arith_type::u16)) {
@@ -197,124 +45,6 @@ PTXGEN_PTX_CONSTEXPR int mad_arith_type_c(mad_arith_mode mode, bool, mad_arith_t
     }
     if ((type == mad_arith_type::s64)) {
         return 2;
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int fma_arith_type_a(fma_arith_rnd, bool, bool, bool, fma_arith_type type, fma_arith_atype atype) {
-    if ((atype == fma_arith_atype::f16)) {
-        return 7;
-    }
-    if ((atype == fma_arith_atype::bf16)) {
-        return 7;
-    }
-    if ((type == fma_arith_type::f32)) {
-        return 3;
-    }
-    if ((type == fma_arith_type::f32x2)) {
-        return 2;
-    }
-    if ((type == fma_arith_type::f64)) {
-        return 4;
-    }
-    if ((type == fma_arith_type::f16)) {
-        return 7;
-    }
-    if ((type == fma_arith_type::f16x2)) {
-        return 0;
-    }
-    if ((type == fma_arith_type::bf16)) {
-        return 7;
-    }
-    if ((type == fma_arith_type::bf16x2)) {
-        return 0;
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int fma_arith_type_b(fma_arith_rnd, bool, bool, bool, fma_arith_type type, fma_arith_atype atype) {
-    if ((atype == fma_arith_atype::f16)) {
-        return 7;
-    }
-    if ((atype == fma_arith_atype::bf16)) {
-        return 7;
-    }
-    if ((type == fma_arith_type::f32)) {
-        return 3;
-    }
-    if ((type == fma_arith_type::f32x2)) {
-        return 2;
-    }
-    if ((type == fma_arith_type::f64)) {
-        return 4;
-    }
-    if ((type == fma_arith_type::f16)) {
-        return 7;
-    }
-    if ((type == fma_arith_type::f16x2)) {
-        return 0;
-    }
-    if ((type == fma_arith_type::bf16)) {
-        return 7;
-    }
-    if ((type == fma_arith_type::bf16x2)) {
-        return 0;
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int fma_arith_type_c(fma_arith_rnd, bool, bool, bool, fma_arith_type type, fma_arith_atype) {
-    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 7)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int min_arith_type_a(bool, bool, bool, min_arith_abs, min_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003\001\001\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int min_arith_type_b(bool, bool, bool, min_arith_abs, min_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003\001\001\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int max_arith_type_a(bool, bool, bool, max_arith_abs, max_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003\001\001\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int max_arith_type_b(bool, bool, bool, max_arith_abs, max_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003\001\001\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int neg_arith_type_a(bool, neg_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\002\003\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 9)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int abs_arith_type_a(bool, abs_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\002\003\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 9)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
@@ -361,11 +91,11 @@ PTXGEN_PTX_DEVICE void add_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f32, add_arith_atype::none)> add_f32(
-    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f32, add_arith_atype::none)> a,
-    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f32, add_arith_atype::none)> b
+PTXGEN_PTX_DEVICE float add_f32(
+    float a,
+    float b
 ) {
-    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f32, add_arith_atype::none)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -423,11 +153,11 @@ PTXGEN_PTX_DEVICE void add_f32x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, false, add_arith_type::f32x2, add_arith_atype::none)> add_f32x2(
-    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, PtxgenFtz, false, add_arith_type::f32x2, add_arith_atype::none)> a,
-    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, PtxgenFtz, false, add_arith_type::f32x2, add_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint64_t add_f32x2(
+    std::uint64_t a,
+    std::uint64_t b
 ) {
-    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, false, add_arith_type::f32x2, add_arith_atype::none)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_f32x2_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -443,8 +173,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, f
     return d;
 }
 #else
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, false, add_arith_type::f32x2, add_arith_atype::none)> add_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, false, add_arith_type::f32x2, add_arith_atype::none)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t add_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return std::uint64_t{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -484,11 +214,11 @@ PTXGEN_PTX_DEVICE void add_f64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <add_arith_rnd PtxgenRnd = add_arith_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::f64, add_arith_atype::none)> add_f64(
-    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, false, false, add_arith_type::f64, add_arith_atype::none)> a,
-    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, false, false, add_arith_type::f64, add_arith_atype::none)> b
+PTXGEN_PTX_DEVICE double add_f64(
+    double a,
+    double b
 ) {
-    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::f64, add_arith_atype::none)> d{};
+    double d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_f64_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -543,11 +273,11 @@ PTXGEN_PTX_DEVICE void add_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16, add_arith_atype::none)> add_f16(
-    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16, add_arith_atype::none)> a,
-    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16, add_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint16_t add_f16(
+    std::uint16_t a,
+    std::uint16_t b
 ) {
-    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16, add_arith_atype::none)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_f16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -602,11 +332,11 @@ PTXGEN_PTX_DEVICE void add_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16x2, add_arith_atype::none)> add_f16x2(
-    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16x2, add_arith_atype::none)> a,
-    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16x2, add_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint32_t add_f16x2(
+    std::uint32_t a,
+    std::uint32_t b
 ) {
-    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16x2, add_arith_atype::none)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_f16x2_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -663,11 +393,11 @@ PTXGEN_PTX_DEVICE void add_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <add_arith_rnd PtxgenRnd = add_arith_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16, add_arith_atype::none)> add_bf16(
-    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, false, false, add_arith_type::bf16, add_arith_atype::none)> a,
-    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, false, false, add_arith_type::bf16, add_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint16_t add_bf16(
+    std::uint16_t a,
+    std::uint16_t b
 ) {
-    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16, add_arith_atype::none)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_bf16_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -683,8 +413,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false
     return d;
 }
 #else
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16, add_arith_atype::none)> add_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16, add_arith_atype::none)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t add_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -728,11 +458,11 @@ PTXGEN_PTX_DEVICE void add_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <add_arith_rnd PtxgenRnd = add_arith_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)> add_bf16x2(
-    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)> a,
-    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint32_t add_bf16x2(
+    std::uint32_t a,
+    std::uint32_t b
 ) {
-    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_bf16x2_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -748,8 +478,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false
     return d;
 }
 #else
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)> add_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t add_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 /**
@@ -762,11 +492,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> add_u16(
-    [[maybe_unused]] detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> a,
-    [[maybe_unused]] detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint16_t add_u16(
+    [[maybe_unused]] std::uint16_t a,
+    [[maybe_unused]] std::uint16_t b
 ) {
-    detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // add.u16
@@ -789,11 +519,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, fa
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> add_u32(
-    [[maybe_unused]] detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> a,
-    [[maybe_unused]] detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint32_t add_u32(
+    [[maybe_unused]] std::uint32_t a,
+    [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // add.u32
@@ -816,11 +546,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, fa
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> add_u64(
-    [[maybe_unused]] detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> a,
-    [[maybe_unused]] detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint64_t add_u64(
+    [[maybe_unused]] std::uint64_t a,
+    [[maybe_unused]] std::uint64_t b
 ) {
-    detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // add.u64
@@ -843,11 +573,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, fa
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16, add_arith_atype::none)> add_s16(
-    [[maybe_unused]] detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::s16, add_arith_atype::none)> a,
-    [[maybe_unused]] detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::s16, add_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint16_t add_s16(
+    [[maybe_unused]] std::uint16_t a,
+    [[maybe_unused]] std::uint16_t b
 ) {
-    detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16, add_arith_atype::none)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // add.s16
@@ -870,11 +600,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, fa
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)> add_s64(
-    [[maybe_unused]] detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)> a,
-    [[maybe_unused]] detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint64_t add_s64(
+    [[maybe_unused]] std::uint64_t a,
+    [[maybe_unused]] std::uint64_t b
 ) {
-    detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // add.s64
@@ -924,11 +654,11 @@ PTXGEN_PTX_DEVICE void add_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s32, add_arith_atype::none)> add_s32(
-    detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s32, add_arith_atype::none)> a,
-    detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s32, add_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::int32_t add_s32(
+    std::int32_t a,
+    std::int32_t b
 ) {
-    detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s32, add_arith_atype::none)> d{};
+    std::int32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_s32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -958,11 +688,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, fa
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> add_u16x2(
-    [[maybe_unused]] detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> a,
-    [[maybe_unused]] detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint32_t add_u16x2(
+    [[maybe_unused]] std::uint32_t a,
+    [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // add.u16x2
@@ -976,7 +706,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, fa
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> add_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t add_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -993,11 +723,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, fa
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> add_s16x2(
-    [[maybe_unused]] detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> a,
-    [[maybe_unused]] detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint32_t add_s16x2(
+    [[maybe_unused]] std::uint32_t a,
+    [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // add.s16x2
@@ -1011,7 +741,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, fa
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> add_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t add_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1056,11 +786,11 @@ PTXGEN_PTX_DEVICE void add_f32_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)> add_f32_f16(
-    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)> a,
-    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)> b
+PTXGEN_PTX_DEVICE float add_f32_f16(
+    std::uint16_t a,
+    float b
 ) {
-    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_f32_f16_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1076,8 +806,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)> add_f32_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float add_f32_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return float{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1122,11 +852,11 @@ PTXGEN_PTX_DEVICE void add_f32_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::bf16)> add_f32_bf16(
-    detail::reg_t<detail::add_arith_type_a(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::bf16)> a,
-    detail::reg_t<detail::add_arith_type_b(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::bf16)> b
+PTXGEN_PTX_DEVICE float add_f32_bf16(
+    std::uint16_t a,
+    float b
 ) {
-    detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::bf16)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::add_f32_bf16_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1142,8 +872,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::bf16)> add_f32_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::bf16)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float add_f32_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return float{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -1186,11 +916,11 @@ PTXGEN_PTX_DEVICE void sub_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f32, sub_arith_atype::none)> sub_f32(
-    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f32, sub_arith_atype::none)> a,
-    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f32, sub_arith_atype::none)> b
+PTXGEN_PTX_DEVICE float sub_f32(
+    float a,
+    float b
 ) {
-    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f32, sub_arith_atype::none)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1248,11 +978,11 @@ PTXGEN_PTX_DEVICE void sub_f32x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, false, sub_arith_type::f32x2, sub_arith_atype::none)> sub_f32x2(
-    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, PtxgenFtz, false, sub_arith_type::f32x2, sub_arith_atype::none)> a,
-    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, PtxgenFtz, false, sub_arith_type::f32x2, sub_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint64_t sub_f32x2(
+    std::uint64_t a,
+    std::uint64_t b
 ) {
-    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, false, sub_arith_type::f32x2, sub_arith_atype::none)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_f32x2_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1268,8 +998,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, f
     return d;
 }
 #else
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, false, sub_arith_type::f32x2, sub_arith_atype::none)> sub_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, false, sub_arith_type::f32x2, sub_arith_atype::none)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t sub_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return std::uint64_t{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -1309,11 +1039,11 @@ PTXGEN_PTX_DEVICE void sub_f64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::f64, sub_arith_atype::none)> sub_f64(
-    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, false, false, sub_arith_type::f64, sub_arith_atype::none)> a,
-    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, false, false, sub_arith_type::f64, sub_arith_atype::none)> b
+PTXGEN_PTX_DEVICE double sub_f64(
+    double a,
+    double b
 ) {
-    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::f64, sub_arith_atype::none)> d{};
+    double d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_f64_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1368,11 +1098,11 @@ PTXGEN_PTX_DEVICE void sub_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16, sub_arith_atype::none)> sub_f16(
-    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16, sub_arith_atype::none)> a,
-    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16, sub_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint16_t sub_f16(
+    std::uint16_t a,
+    std::uint16_t b
 ) {
-    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16, sub_arith_atype::none)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_f16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1427,11 +1157,11 @@ PTXGEN_PTX_DEVICE void sub_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16x2, sub_arith_atype::none)> sub_f16x2(
-    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16x2, sub_arith_atype::none)> a,
-    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16x2, sub_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint32_t sub_f16x2(
+    std::uint32_t a,
+    std::uint32_t b
 ) {
-    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16x2, sub_arith_atype::none)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_f16x2_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1488,11 +1218,11 @@ PTXGEN_PTX_DEVICE void sub_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)> sub_bf16(
-    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)> a,
-    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint16_t sub_bf16(
+    std::uint16_t a,
+    std::uint16_t b
 ) {
-    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_bf16_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1508,8 +1238,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false
     return d;
 }
 #else
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)> sub_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t sub_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1553,11 +1283,11 @@ PTXGEN_PTX_DEVICE void sub_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)> sub_bf16x2(
-    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)> a,
-    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint32_t sub_bf16x2(
+    std::uint32_t a,
+    std::uint32_t b
 ) {
-    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_bf16x2_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1573,8 +1303,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false
     return d;
 }
 #else
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)> sub_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t sub_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 /**
@@ -1587,11 +1317,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u16, sub_arith_atype::none)> sub_u16(
-    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, false, sub_arith_type::u16, sub_arith_atype::none)> a,
-    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, false, sub_arith_type::u16, sub_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint16_t sub_u16(
+    [[maybe_unused]] std::uint16_t a,
+    [[maybe_unused]] std::uint16_t b
 ) {
-    detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u16, sub_arith_atype::none)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // sub.u16
@@ -1614,11 +1344,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, fa
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u32, sub_arith_atype::none)> sub_u32(
-    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, false, sub_arith_type::u32, sub_arith_atype::none)> a,
-    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, false, sub_arith_type::u32, sub_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint32_t sub_u32(
+    [[maybe_unused]] std::uint32_t a,
+    [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u32, sub_arith_atype::none)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // sub.u32
@@ -1641,11 +1371,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, fa
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u64, sub_arith_atype::none)> sub_u64(
-    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, false, sub_arith_type::u64, sub_arith_atype::none)> a,
-    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, false, sub_arith_type::u64, sub_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint64_t sub_u64(
+    [[maybe_unused]] std::uint64_t a,
+    [[maybe_unused]] std::uint64_t b
 ) {
-    detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u64, sub_arith_atype::none)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // sub.u64
@@ -1668,11 +1398,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, fa
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s16, sub_arith_atype::none)> sub_s16(
-    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, false, sub_arith_type::s16, sub_arith_atype::none)> a,
-    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, false, sub_arith_type::s16, sub_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint16_t sub_s16(
+    [[maybe_unused]] std::uint16_t a,
+    [[maybe_unused]] std::uint16_t b
 ) {
-    detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s16, sub_arith_atype::none)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // sub.s16
@@ -1695,11 +1425,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, fa
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)> sub_s64(
-    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)> a,
-    [[maybe_unused]] detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::uint64_t sub_s64(
+    [[maybe_unused]] std::uint64_t a,
+    [[maybe_unused]] std::uint64_t b
 ) {
-    detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // sub.s64
@@ -1749,11 +1479,11 @@ PTXGEN_PTX_DEVICE void sub_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s32, sub_arith_atype::none)> sub_s32(
-    detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s32, sub_arith_atype::none)> a,
-    detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s32, sub_arith_atype::none)> b
+PTXGEN_PTX_DEVICE std::int32_t sub_s32(
+    std::int32_t a,
+    std::int32_t b
 ) {
-    detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s32, sub_arith_atype::none)> d{};
+    std::int32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_s32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1811,11 +1541,11 @@ PTXGEN_PTX_DEVICE void sub_f32_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)> sub_f32_f16(
-    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)> a,
-    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)> b
+PTXGEN_PTX_DEVICE float sub_f32_f16(
+    std::uint16_t a,
+    float b
 ) {
-    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_f32_f16_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1831,8 +1561,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)> sub_f32_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float sub_f32_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return float{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1877,11 +1607,11 @@ PTXGEN_PTX_DEVICE void sub_f32_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::bf16)> sub_f32_bf16(
-    detail::reg_t<detail::sub_arith_type_a(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::bf16)> a,
-    detail::reg_t<detail::sub_arith_type_b(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::bf16)> b
+PTXGEN_PTX_DEVICE float sub_f32_bf16(
+    std::uint16_t a,
+    float b
 ) {
-    detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::bf16)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sub_f32_bf16_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1897,8 +1627,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::bf16)> sub_f32_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::bf16)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float sub_f32_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return float{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -1941,11 +1671,11 @@ PTXGEN_PTX_DEVICE void mul_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f32)> mul_f32(
-    detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f32)> a,
-    detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f32)> b
+PTXGEN_PTX_DEVICE float mul_f32(
+    float a,
+    float b
 ) {
-    detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mul_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2003,11 +1733,11 @@ PTXGEN_PTX_DEVICE void mul_f32x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, false, mul_arith_type::f32x2)> mul_f32x2(
-    detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, false, mul_arith_type::f32x2)> a,
-    detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, false, mul_arith_type::f32x2)> b
+PTXGEN_PTX_DEVICE std::uint64_t mul_f32x2(
+    std::uint64_t a,
+    std::uint64_t b
 ) {
-    detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, false, mul_arith_type::f32x2)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mul_f32x2_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2023,8 +1753,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, P
     return d;
 }
 #else
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, false, mul_arith_type::f32x2)> mul_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, false, mul_arith_type::f32x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mul_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return std::uint64_t{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -2064,11 +1794,11 @@ PTXGEN_PTX_DEVICE void mul_f64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::f64)> mul_f64(
-    detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::f64)> a,
-    detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::f64)> b
+PTXGEN_PTX_DEVICE double mul_f64(
+    double a,
+    double b
 ) {
-    detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::f64)> d{};
+    double d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mul_f64_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2123,11 +1853,11 @@ PTXGEN_PTX_DEVICE void mul_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16)> mul_f16(
-    detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16)> a,
-    detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16)> b
+PTXGEN_PTX_DEVICE std::uint16_t mul_f16(
+    std::uint16_t a,
+    std::uint16_t b
 ) {
-    detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mul_f16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2182,11 +1912,11 @@ PTXGEN_PTX_DEVICE void mul_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16x2)> mul_f16x2(
-    detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16x2)> a,
-    detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16x2)> b
+PTXGEN_PTX_DEVICE std::uint32_t mul_f16x2(
+    std::uint32_t a,
+    std::uint32_t b
 ) {
-    detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mul_f16x2_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2243,11 +1973,11 @@ PTXGEN_PTX_DEVICE void mul_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16)> mul_bf16(
-    detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16)> a,
-    detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16)> b
+PTXGEN_PTX_DEVICE std::uint16_t mul_bf16(
+    std::uint16_t a,
+    std::uint16_t b
 ) {
-    detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mul_bf16_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2263,8 +1993,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, P
     return d;
 }
 #else
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16)> mul_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t mul_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2308,11 +2038,11 @@ PTXGEN_PTX_DEVICE void mul_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16x2)> mul_bf16x2(
-    detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16x2)> a,
-    detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16x2)> b
+PTXGEN_PTX_DEVICE std::uint32_t mul_bf16x2(
+    std::uint32_t a,
+    std::uint32_t b
 ) {
-    detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::mul_bf16x2_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2328,8 +2058,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, P
     return d;
 }
 #else
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16x2)> mul_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t mul_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -2370,8 +2100,8 @@ PTXGEN_PTX_DEVICE void mul_u16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  */
 template <mul_arith_mode PtxgenMode = mul_arith_mode::none>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u16)> mul_u16(
-    detail::reg_t<detail::mul_arith_type_a(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u16)> a,
-    detail::reg_t<detail::mul_arith_type_b(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u16)> b
+    std::uint16_t a,
+    std::uint16_t b
 ) {
     detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u16)> d{};
 #if defined(__CUDA_ARCH__)
@@ -2427,8 +2157,8 @@ PTXGEN_PTX_DEVICE void mul_u32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  */
 template <mul_arith_mode PtxgenMode = mul_arith_mode::none>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u32)> mul_u32(
-    detail::reg_t<detail::mul_arith_type_a(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u32)> a,
-    detail::reg_t<detail::mul_arith_type_b(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u32)> b
+    std::uint32_t a,
+    std::uint32_t b
 ) {
     detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u32)> d{};
 #if defined(__CUDA_ARCH__)
@@ -2484,8 +2214,8 @@ PTXGEN_PTX_DEVICE void mul_u64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  */
 template <mul_arith_mode PtxgenMode = mul_arith_mode::none>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u64)> mul_u64(
-    detail::reg_t<detail::mul_arith_type_a(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u64)> a,
-    detail::reg_t<detail::mul_arith_type_b(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u64)> b
+    std::uint64_t a,
+    std::uint64_t b
 ) {
     detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u64)> d{};
 #if defined(__CUDA_ARCH__)
@@ -2541,8 +2271,8 @@ PTXGEN_PTX_DEVICE void mul_s16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  */
 template <mul_arith_mode PtxgenMode = mul_arith_mode::none>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s16)> mul_s16(
-    detail::reg_t<detail::mul_arith_type_a(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s16)> a,
-    detail::reg_t<detail::mul_arith_type_b(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s16)> b
+    std::uint16_t a,
+    std::uint16_t b
 ) {
     detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s16)> d{};
 #if defined(__CUDA_ARCH__)
@@ -2598,8 +2328,8 @@ PTXGEN_PTX_DEVICE void mul_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  */
 template <mul_arith_mode PtxgenMode = mul_arith_mode::none>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s32)> mul_s32(
-    detail::reg_t<detail::mul_arith_type_a(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s32)> a,
-    detail::reg_t<detail::mul_arith_type_b(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s32)> b
+    std::int32_t a,
+    std::int32_t b
 ) {
     detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s32)> d{};
 #if defined(__CUDA_ARCH__)
@@ -2655,8 +2385,8 @@ PTXGEN_PTX_DEVICE void mul_s64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  */
 template <mul_arith_mode PtxgenMode = mul_arith_mode::none>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s64)> mul_s64(
-    detail::reg_t<detail::mul_arith_type_a(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s64)> a,
-    detail::reg_t<detail::mul_arith_type_b(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s64)> b
+    std::uint64_t a,
+    std::uint64_t b
 ) {
     detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s64)> d{};
 #if defined(__CUDA_ARCH__)
@@ -2713,8 +2443,8 @@ PTXGEN_PTX_DEVICE void mad_u16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
  */
 template <mad_arith_mode PtxgenMode>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u16)> mad_u16(
-    detail::reg_t<detail::mad_arith_type_a(PtxgenMode, false, mad_arith_type::u16)> a,
-    detail::reg_t<detail::mad_arith_type_b(PtxgenMode, false, mad_arith_type::u16)> b,
+    std::uint16_t a,
+    std::uint16_t b,
     detail::reg_t<detail::mad_arith_type_c(PtxgenMode, false, mad_arith_type::u16)> c
 ) {
     detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u16)> d{};
@@ -2772,8 +2502,8 @@ PTXGEN_PTX_DEVICE void mad_u32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
  */
 template <mad_arith_mode PtxgenMode>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u32)> mad_u32(
-    detail::reg_t<detail::mad_arith_type_a(PtxgenMode, false, mad_arith_type::u32)> a,
-    detail::reg_t<detail::mad_arith_type_b(PtxgenMode, false, mad_arith_type::u32)> b,
+    std::uint32_t a,
+    std::uint32_t b,
     detail::reg_t<detail::mad_arith_type_c(PtxgenMode, false, mad_arith_type::u32)> c
 ) {
     detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u32)> d{};
@@ -2831,8 +2561,8 @@ PTXGEN_PTX_DEVICE void mad_u64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
  */
 template <mad_arith_mode PtxgenMode>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u64)> mad_u64(
-    detail::reg_t<detail::mad_arith_type_a(PtxgenMode, false, mad_arith_type::u64)> a,
-    detail::reg_t<detail::mad_arith_type_b(PtxgenMode, false, mad_arith_type::u64)> b,
+    std::uint64_t a,
+    std::uint64_t b,
     detail::reg_t<detail::mad_arith_type_c(PtxgenMode, false, mad_arith_type::u64)> c
 ) {
     detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u64)> d{};
@@ -2890,8 +2620,8 @@ PTXGEN_PTX_DEVICE void mad_s16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
  */
 template <mad_arith_mode PtxgenMode>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::s16)> mad_s16(
-    detail::reg_t<detail::mad_arith_type_a(PtxgenMode, false, mad_arith_type::s16)> a,
-    detail::reg_t<detail::mad_arith_type_b(PtxgenMode, false, mad_arith_type::s16)> b,
+    std::uint16_t a,
+    std::uint16_t b,
     detail::reg_t<detail::mad_arith_type_c(PtxgenMode, false, mad_arith_type::s16)> c
 ) {
     detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::s16)> d{};
@@ -2950,8 +2680,8 @@ PTXGEN_PTX_DEVICE void mad_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
  */
 template <mad_arith_mode PtxgenMode, bool PtxgenSat = false>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, PtxgenSat, mad_arith_type::s32)> mad_s32(
-    detail::reg_t<detail::mad_arith_type_a(PtxgenMode, PtxgenSat, mad_arith_type::s32)> a,
-    detail::reg_t<detail::mad_arith_type_b(PtxgenMode, PtxgenSat, mad_arith_type::s32)> b,
+    std::int32_t a,
+    std::int32_t b,
     detail::reg_t<detail::mad_arith_type_c(PtxgenMode, PtxgenSat, mad_arith_type::s32)> c
 ) {
     detail::reg_t<detail::mad_arith_type_d(PtxgenMode, PtxgenSat, mad_arith_type::s32)> d{};
@@ -3009,8 +2739,8 @@ PTXGEN_PTX_DEVICE void mad_s64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
  */
 template <mad_arith_mode PtxgenMode>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::s64)> mad_s64(
-    detail::reg_t<detail::mad_arith_type_a(PtxgenMode, false, mad_arith_type::s64)> a,
-    detail::reg_t<detail::mad_arith_type_b(PtxgenMode, false, mad_arith_type::s64)> b,
+    std::uint64_t a,
+    std::uint64_t b,
     detail::reg_t<detail::mad_arith_type_c(PtxgenMode, false, mad_arith_type::s64)> c
 ) {
     detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::s64)> d{};
@@ -3070,12 +2800,12 @@ PTXGEN_PTX_DEVICE void fma_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <fma_arith_rnd PtxgenRnd, bool PtxgenFtz = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::none)> fma_f32(
-    detail::reg_t<detail::fma_arith_type_a(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::none)> a,
-    detail::reg_t<detail::fma_arith_type_b(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::none)> b,
-    detail::reg_t<detail::fma_arith_type_c(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::none)> c
+PTXGEN_PTX_DEVICE float fma_f32(
+    float a,
+    float b,
+    float c
 ) {
-    detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::none)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3134,12 +2864,12 @@ PTXGEN_PTX_DEVICE void fma_f32x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptx
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <fma_arith_rnd PtxgenRnd, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> fma_f32x2(
-    detail::reg_t<detail::fma_arith_type_a(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> a,
-    detail::reg_t<detail::fma_arith_type_b(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> b,
-    detail::reg_t<detail::fma_arith_type_c(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> c
+PTXGEN_PTX_DEVICE std::uint64_t fma_f32x2(
+    std::uint64_t a,
+    std::uint64_t b,
+    std::uint64_t c
 ) {
-    detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_f32x2_forms0_table, detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3155,8 +2885,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, f
     return d;
 }
 #else
-template <fma_arith_rnd PtxgenRnd, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> fma_f32x2(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t fma_f32x2(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return std::uint64_t{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -3197,12 +2927,12 @@ PTXGEN_PTX_DEVICE void fma_f64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <fma_arith_rnd PtxgenRnd>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)> fma_f64(
-    detail::reg_t<detail::fma_arith_type_a(PtxgenRnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)> a,
-    detail::reg_t<detail::fma_arith_type_b(PtxgenRnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)> b,
-    detail::reg_t<detail::fma_arith_type_c(PtxgenRnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)> c
+PTXGEN_PTX_DEVICE double fma_f64(
+    double a,
+    double b,
+    double c
 ) {
-    detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)> d{};
+    double d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_f64_forms0_table, detail::form_digit(0, 4, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3260,12 +2990,12 @@ PTXGEN_PTX_DEVICE void fma_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false, bool PtxgenRelu = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16, fma_arith_atype::none)> fma_f16(
-    detail::reg_t<detail::fma_arith_type_a(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16, fma_arith_atype::none)> a,
-    detail::reg_t<detail::fma_arith_type_b(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16, fma_arith_atype::none)> b,
-    detail::reg_t<detail::fma_arith_type_c(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16, fma_arith_atype::none)> c
+PTXGEN_PTX_DEVICE std::uint16_t fma_f16(
+    std::uint16_t a,
+    std::uint16_t b,
+    std::uint16_t c
 ) {
-    detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16, fma_arith_atype::none)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_f16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3323,12 +3053,12 @@ PTXGEN_PTX_DEVICE void fma_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptx
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false, bool PtxgenRelu = false, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16x2, fma_arith_atype::none)> fma_f16x2(
-    detail::reg_t<detail::fma_arith_type_a(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16x2, fma_arith_atype::none)> a,
-    detail::reg_t<detail::fma_arith_type_b(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16x2, fma_arith_atype::none)> b,
-    detail::reg_t<detail::fma_arith_type_c(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16x2, fma_arith_atype::none)> c
+PTXGEN_PTX_DEVICE std::uint32_t fma_f16x2(
+    std::uint32_t a,
+    std::uint32_t b,
+    std::uint32_t c
 ) {
-    detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16x2, fma_arith_atype::none)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_f16x2_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3386,12 +3116,12 @@ PTXGEN_PTX_DEVICE void fma_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxg
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)> fma_bf16(
-    detail::reg_t<detail::fma_arith_type_a(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)> a,
-    detail::reg_t<detail::fma_arith_type_b(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)> b,
-    detail::reg_t<detail::fma_arith_type_c(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)> c
+PTXGEN_PTX_DEVICE std::uint16_t fma_bf16(
+    std::uint16_t a,
+    std::uint16_t b,
+    std::uint16_t c
 ) {
-    detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_bf16_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3407,8 +3137,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, fals
     return d;
 }
 #else
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)> fma_bf16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t fma_bf16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -3453,12 +3183,12 @@ PTXGEN_PTX_DEVICE void fma_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Pt
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> fma_bf16x2(
-    detail::reg_t<detail::fma_arith_type_a(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> a,
-    detail::reg_t<detail::fma_arith_type_b(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> b,
-    detail::reg_t<detail::fma_arith_type_c(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> c
+PTXGEN_PTX_DEVICE std::uint32_t fma_bf16x2(
+    std::uint32_t a,
+    std::uint32_t b,
+    std::uint32_t c
 ) {
-    detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_bf16x2_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3474,8 +3204,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, fals
     return d;
 }
 #else
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> fma_bf16x2(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t fma_bf16x2(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -3521,12 +3251,12 @@ PTXGEN_PTX_DEVICE void fma_f32_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, P
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <fma_arith_rnd PtxgenRnd, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)> fma_f32_f16(
-    detail::reg_t<detail::fma_arith_type_a(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)> a,
-    detail::reg_t<detail::fma_arith_type_b(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)> b,
-    detail::reg_t<detail::fma_arith_type_c(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)> c
+PTXGEN_PTX_DEVICE float fma_f32_f16(
+    std::uint16_t a,
+    std::uint16_t b,
+    float c
 ) {
-    detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_f32_f16_forms0_table, detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3542,8 +3272,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false
     return d;
 }
 #else
-template <fma_arith_rnd PtxgenRnd, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)> fma_f32_f16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float fma_f32_f16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return float{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -3589,12 +3319,12 @@ PTXGEN_PTX_DEVICE void fma_f32_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, 
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <fma_arith_rnd PtxgenRnd, bool PtxgenSat = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)> fma_f32_bf16(
-    detail::reg_t<detail::fma_arith_type_a(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)> a,
-    detail::reg_t<detail::fma_arith_type_b(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)> b,
-    detail::reg_t<detail::fma_arith_type_c(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)> c
+PTXGEN_PTX_DEVICE float fma_f32_bf16(
+    std::uint16_t a,
+    std::uint16_t b,
+    float c
 ) {
-    detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::fma_f32_bf16_forms0_table, detail::form_digit(detail::form_digit(0, 4, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3610,8 +3340,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false
     return d;
 }
 #else
-template <fma_arith_rnd PtxgenRnd, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)> fma_f32_bf16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float fma_f32_bf16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return float{}; }
 #endif
 
 /**
@@ -3624,11 +3354,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16)> min_u16(
-    [[maybe_unused]] detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::u16)> a,
-    [[maybe_unused]] detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::u16)> b
+PTXGEN_PTX_DEVICE std::uint16_t min_u16(
+    [[maybe_unused]] std::uint16_t a,
+    [[maybe_unused]] std::uint16_t b
 ) {
-    detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // min.u16
@@ -3651,11 +3381,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, mi
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u32)> min_u32(
-    [[maybe_unused]] detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::u32)> a,
-    [[maybe_unused]] detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::u32)> b
+PTXGEN_PTX_DEVICE std::uint32_t min_u32(
+    [[maybe_unused]] std::uint32_t a,
+    [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // min.u32
@@ -3678,11 +3408,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, mi
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u64)> min_u64(
-    [[maybe_unused]] detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::u64)> a,
-    [[maybe_unused]] detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::u64)> b
+PTXGEN_PTX_DEVICE std::uint64_t min_u64(
+    [[maybe_unused]] std::uint64_t a,
+    [[maybe_unused]] std::uint64_t b
 ) {
-    detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // min.u64
@@ -3705,11 +3435,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, mi
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s16)> min_s16(
-    [[maybe_unused]] detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::s16)> a,
-    [[maybe_unused]] detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::s16)> b
+PTXGEN_PTX_DEVICE std::uint16_t min_s16(
+    [[maybe_unused]] std::uint16_t a,
+    [[maybe_unused]] std::uint16_t b
 ) {
-    detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // min.s16
@@ -3761,11 +3491,11 @@ PTXGEN_PTX_DEVICE void min_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s32)> min_s32(
-    detail::reg_t<detail::min_arith_type_a(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s32)> a,
-    detail::reg_t<detail::min_arith_type_b(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s32)> b
+PTXGEN_PTX_DEVICE std::int32_t min_s32(
+    std::int32_t a,
+    std::int32_t b
 ) {
-    detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s32)> d{};
+    std::int32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::min_s32_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3791,11 +3521,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, fals
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s64)> min_s64(
-    [[maybe_unused]] detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::s64)> a,
-    [[maybe_unused]] detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::s64)> b
+PTXGEN_PTX_DEVICE std::uint64_t min_s64(
+    [[maybe_unused]] std::uint64_t a,
+    [[maybe_unused]] std::uint64_t b
 ) {
-    detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // min.s64
@@ -3849,11 +3579,11 @@ PTXGEN_PTX_DEVICE void min_s16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)> min_s16x2(
-    detail::reg_t<detail::min_arith_type_a(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)> a,
-    detail::reg_t<detail::min_arith_type_b(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)> b
+PTXGEN_PTX_DEVICE std::uint32_t min_s16x2(
+    std::uint32_t a,
+    std::uint32_t b
 ) {
-    detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::min_s16x2_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -3869,8 +3599,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, fals
     return d;
 }
 #else
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)> min_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t min_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -3887,11 +3617,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, fals
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> min_u16x2(
-    [[maybe_unused]] detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> a,
-    [[maybe_unused]] detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> b
+PTXGEN_PTX_DEVICE std::uint32_t min_u16x2(
+    [[maybe_unused]] std::uint32_t a,
+    [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // min.u16x2
@@ -3905,7 +3635,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, mi
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> min_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t min_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -3951,11 +3681,11 @@ PTXGEN_PTX_DEVICE void min_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> min_f32(
-    detail::reg_t<detail::min_arith_type_a(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> a,
-    detail::reg_t<detail::min_arith_type_b(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> b
+PTXGEN_PTX_DEVICE float min_f32(
+    float a,
+    float b
 ) {
-    detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::min_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -4011,12 +3741,12 @@ PTXGEN_PTX_DEVICE void min_f32_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> min_f32(
-    detail::reg_t<detail::min_arith_type_a(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> a,
-    detail::reg_t<detail::min_arith_type_b(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> b,
+PTXGEN_PTX_DEVICE float min_f32(
+    float a,
+    float b,
     float c
 ) {
-    detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::min_f32_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -4042,11 +3772,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, Ptxge
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::f64)> min_f64(
-    [[maybe_unused]] detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::f64)> a,
-    [[maybe_unused]] detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::f64)> b
+PTXGEN_PTX_DEVICE double min_f64(
+    [[maybe_unused]] double a,
+    [[maybe_unused]] double b
 ) {
-    detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::f64)> d{};
+    double d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // min.f64
@@ -4104,11 +3834,11 @@ PTXGEN_PTX_DEVICE void min_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16)> min_f16(
-    detail::reg_t<detail::min_arith_type_a(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16)> a,
-    detail::reg_t<detail::min_arith_type_b(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16)> b
+PTXGEN_PTX_DEVICE std::uint16_t min_f16(
+    std::uint16_t a,
+    std::uint16_t b
 ) {
-    detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::min_f16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -4124,8 +3854,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, Ptxge
     return d;
 }
 #else
-template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16)> min_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_f16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t min_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_f16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -4173,11 +3903,11 @@ PTXGEN_PTX_DEVICE void min_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16x2)> min_f16x2(
-    detail::reg_t<detail::min_arith_type_a(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16x2)> a,
-    detail::reg_t<detail::min_arith_type_b(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16x2)> b
+PTXGEN_PTX_DEVICE std::uint32_t min_f16x2(
+    std::uint32_t a,
+    std::uint32_t b
 ) {
-    detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::min_f16x2_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -4193,8 +3923,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, Ptxge
     return d;
 }
 #else
-template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16x2)> min_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_f16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t min_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_f16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -4241,11 +3971,11 @@ PTXGEN_PTX_DEVICE void min_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16)> min_bf16(
-    detail::reg_t<detail::min_arith_type_a(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16)> a,
-    detail::reg_t<detail::min_arith_type_b(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16)> b
+PTXGEN_PTX_DEVICE std::uint16_t min_bf16(
+    std::uint16_t a,
+    std::uint16_t b
 ) {
-    detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::min_bf16_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -4261,8 +3991,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan
     return d;
 }
 #else
-template <bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16)> min_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t min_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -4309,11 +4039,11 @@ PTXGEN_PTX_DEVICE void min_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16x2)> min_bf16x2(
-    detail::reg_t<detail::min_arith_type_a(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16x2)> a,
-    detail::reg_t<detail::min_arith_type_b(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16x2)> b
+PTXGEN_PTX_DEVICE std::uint32_t min_bf16x2(
+    std::uint32_t a,
+    std::uint32_t b
 ) {
-    detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::min_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -4329,8 +4059,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan
     return d;
 }
 #else
-template <bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16x2)> min_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t min_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 #endif
 
 /**
@@ -4343,11 +4073,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16)> max_u16(
-    [[maybe_unused]] detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::u16)> a,
-    [[maybe_unused]] detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::u16)> b
+PTXGEN_PTX_DEVICE std::uint16_t max_u16(
+    [[maybe_unused]] std::uint16_t a,
+    [[maybe_unused]] std::uint16_t b
 ) {
-    detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // max.u16
@@ -4370,11 +4100,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, ma
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u32)> max_u32(
-    [[maybe_unused]] detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::u32)> a,
-    [[maybe_unused]] detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::u32)> b
+PTXGEN_PTX_DEVICE std::uint32_t max_u32(
+    [[maybe_unused]] std::uint32_t a,
+    [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // max.u32
@@ -4397,11 +4127,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, ma
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u64)> max_u64(
-    [[maybe_unused]] detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::u64)> a,
-    [[maybe_unused]] detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::u64)> b
+PTXGEN_PTX_DEVICE std::uint64_t max_u64(
+    [[maybe_unused]] std::uint64_t a,
+    [[maybe_unused]] std::uint64_t b
 ) {
-    detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // max.u64
@@ -4424,11 +4154,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, ma
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s16)> max_s16(
-    [[maybe_unused]] detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::s16)> a,
-    [[maybe_unused]] detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::s16)> b
+PTXGEN_PTX_DEVICE std::uint16_t max_s16(
+    [[maybe_unused]] std::uint16_t a,
+    [[maybe_unused]] std::uint16_t b
 ) {
-    detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // max.s16
@@ -4480,11 +4210,11 @@ PTXGEN_PTX_DEVICE void max_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s32)> max_s32(
-    detail::reg_t<detail::max_arith_type_a(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s32)> a,
-    detail::reg_t<detail::max_arith_type_b(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s32)> b
+PTXGEN_PTX_DEVICE std::int32_t max_s32(
+    std::int32_t a,
+    std::int32_t b
 ) {
-    detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s32)> d{};
+    std::int32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::max_s32_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -4510,11 +4240,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, fals
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s64)> max_s64(
-    [[maybe_unused]] detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::s64)> a,
-    [[maybe_unused]] detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::s64)> b
+PTXGEN_PTX_DEVICE std::uint64_t max_s64(
+    [[maybe_unused]] std::uint64_t a,
+    [[maybe_unused]] std::uint64_t b
 ) {
-    detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // max.s64
@@ -4568,11 +4298,11 @@ PTXGEN_PTX_DEVICE void max_s16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)> max_s16x2(
-    detail::reg_t<detail::max_arith_type_a(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)> a,
-    detail::reg_t<detail::max_arith_type_b(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)> b
+PTXGEN_PTX_DEVICE std::uint32_t max_s16x2(
+    std::uint32_t a,
+    std::uint32_t b
 ) {
-    detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::max_s16x2_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -4588,8 +4318,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, fals
     return d;
 }
 #else
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)> max_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -4606,11 +4336,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, fals
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> max_u16x2(
-    [[maybe_unused]] detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> a,
-    [[maybe_unused]] detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> b
+PTXGEN_PTX_DEVICE std::uint32_t max_u16x2(
+    [[maybe_unused]] std::uint32_t a,
+    [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // max.u16x2
@@ -4624,7 +4354,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, ma
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> max_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t max_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -4670,11 +4400,11 @@ PTXGEN_PTX_DEVICE void max_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> max_f32(
-    detail::reg_t<detail::max_arith_type_a(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> a,
-    detail::reg_t<detail::max_arith_type_b(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> b
+PTXGEN_PTX_DEVICE float max_f32(
+    float a,
+    float b
 ) {
-    detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::max_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -4730,12 +4460,12 @@ PTXGEN_PTX_DEVICE void max_f32_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxge
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> max_f32(
-    detail::reg_t<detail::max_arith_type_a(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> a,
-    detail::reg_t<detail::max_arith_type_b(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> b,
+PTXGEN_PTX_DEVICE float max_f32(
+    float a,
+    float b,
     float c
 ) {
-    detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::max_f32_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -4761,11 +4491,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, Ptxge
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::f64)> max_f64(
-    [[maybe_unused]] detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::f64)> a,
-    [[maybe_unused]] detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::f64)> b
+PTXGEN_PTX_DEVICE double max_f64(
+    [[maybe_unused]] double a,
+    [[maybe_unused]] double b
 ) {
-    detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::f64)> d{};
+    double d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // max.f64
@@ -4823,11 +4553,11 @@ PTXGEN_PTX_DEVICE void max_f16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16)> max_f16(
-    detail::reg_t<detail::max_arith_type_a(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16)> a,
-    detail::reg_t<detail::max_arith_type_b(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16)> b
+PTXGEN_PTX_DEVICE std::uint16_t max_f16(
+    std::uint16_t a,
+    std::uint16_t b
 ) {
-    detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::max_f16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -4843,8 +4573,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, Ptxge
     return d;
 }
 #else
-template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16)> max_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_f16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t max_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_f16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -4892,11 +4622,11 @@ PTXGEN_PTX_DEVICE void max_f16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16x2)> max_f16x2(
-    detail::reg_t<detail::max_arith_type_a(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16x2)> a,
-    detail::reg_t<detail::max_arith_type_b(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16x2)> b
+PTXGEN_PTX_DEVICE std::uint32_t max_f16x2(
+    std::uint32_t a,
+    std::uint32_t b
 ) {
-    detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::max_f16x2_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -4912,8 +4642,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, Ptxge
     return d;
 }
 #else
-template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16x2)> max_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_f16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_f16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -4960,11 +4690,11 @@ PTXGEN_PTX_DEVICE void max_bf16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16)> max_bf16(
-    detail::reg_t<detail::max_arith_type_a(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16)> a,
-    detail::reg_t<detail::max_arith_type_b(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16)> b
+PTXGEN_PTX_DEVICE std::uint16_t max_bf16(
+    std::uint16_t a,
+    std::uint16_t b
 ) {
-    detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::max_bf16_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -4980,8 +4710,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan
     return d;
 }
 #else
-template <bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16)> max_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t max_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -5028,11 +4758,11 @@ PTXGEN_PTX_DEVICE void max_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16x2)> max_bf16x2(
-    detail::reg_t<detail::max_arith_type_a(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16x2)> a,
-    detail::reg_t<detail::max_arith_type_b(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16x2)> b
+PTXGEN_PTX_DEVICE std::uint32_t max_bf16x2(
+    std::uint32_t a,
+    std::uint32_t b
 ) {
-    detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::max_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenNan ? 1 : 0)), 3, static_cast<long long>(PtxgenAbs))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -5048,8 +4778,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan
     return d;
 }
 #else
-template <bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16x2)> max_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 #endif
 
 /**
@@ -5061,10 +4791,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s16)> neg_s16(
-    [[maybe_unused]] detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::s16)> a
+PTXGEN_PTX_DEVICE std::uint16_t neg_s16(
+    [[maybe_unused]] std::uint16_t a
 ) {
-    detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // neg.s16
@@ -5086,10 +4816,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s32)> neg_s32(
-    [[maybe_unused]] detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::s32)> a
+PTXGEN_PTX_DEVICE std::int32_t neg_s32(
+    [[maybe_unused]] std::int32_t a
 ) {
-    detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s32)> d{};
+    std::int32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // neg.s32
@@ -5111,10 +4841,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s64)> neg_s64(
-    [[maybe_unused]] detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::s64)> a
+PTXGEN_PTX_DEVICE std::uint64_t neg_s64(
+    [[maybe_unused]] std::uint64_t a
 ) {
-    detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // neg.s64
@@ -5163,10 +4893,10 @@ PTXGEN_PTX_DEVICE void neg_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f32)> neg_f32(
-    detail::reg_t<detail::neg_arith_type_a(PtxgenFtz, neg_arith_type::f32)> a
+PTXGEN_PTX_DEVICE float neg_f32(
+    float a
 ) {
-    detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::neg_f32_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -5191,10 +4921,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_ty
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::f64)> neg_f64(
-    [[maybe_unused]] detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::f64)> a
+PTXGEN_PTX_DEVICE double neg_f64(
+    [[maybe_unused]] double a
 ) {
-    detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::f64)> d{};
+    double d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // neg.f64
@@ -5243,10 +4973,10 @@ PTXGEN_PTX_DEVICE void neg_f16_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f16)> neg_f16(
-    detail::reg_t<detail::neg_arith_type_a(PtxgenFtz, neg_arith_type::f16)> a
+PTXGEN_PTX_DEVICE std::uint16_t neg_f16(
+    std::uint16_t a
 ) {
-    detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::neg_f16_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -5298,10 +5028,10 @@ PTXGEN_PTX_DEVICE void neg_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f16x2)> neg_f16x2(
-    detail::reg_t<detail::neg_arith_type_a(PtxgenFtz, neg_arith_type::f16x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t neg_f16x2(
+    std::uint32_t a
 ) {
-    detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::neg_f16x2_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -5330,10 +5060,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_ty
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16)> neg_bf16(
-    [[maybe_unused]] detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::bf16)> a
+PTXGEN_PTX_DEVICE std::uint16_t neg_bf16(
+    [[maybe_unused]] std::uint16_t a
 ) {
-    detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // neg.bf16
@@ -5347,7 +5077,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16)> neg_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_neg_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t neg_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_neg_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -5363,10 +5093,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16x2)> neg_bf16x2(
-    [[maybe_unused]] detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::bf16x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t neg_bf16x2(
+    [[maybe_unused]] std::uint32_t a
 ) {
-    detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // neg.bf16x2
@@ -5380,7 +5110,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16x2)> neg_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_neg_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t neg_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_neg_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 #endif
 
 /**
@@ -5392,10 +5122,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s16)> abs_s16(
-    [[maybe_unused]] detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::s16)> a
+PTXGEN_PTX_DEVICE std::uint16_t abs_s16(
+    [[maybe_unused]] std::uint16_t a
 ) {
-    detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // abs.s16
@@ -5417,10 +5147,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s32)> abs_s32(
-    [[maybe_unused]] detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::s32)> a
+PTXGEN_PTX_DEVICE std::int32_t abs_s32(
+    [[maybe_unused]] std::int32_t a
 ) {
-    detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s32)> d{};
+    std::int32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // abs.s32
@@ -5442,10 +5172,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s64)> abs_s64(
-    [[maybe_unused]] detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::s64)> a
+PTXGEN_PTX_DEVICE std::uint64_t abs_s64(
+    [[maybe_unused]] std::uint64_t a
 ) {
-    detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // abs.s64
@@ -5494,10 +5224,10 @@ PTXGEN_PTX_DEVICE void abs_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f32)> abs_f32(
-    detail::reg_t<detail::abs_arith_type_a(PtxgenFtz, abs_arith_type::f32)> a
+PTXGEN_PTX_DEVICE float abs_f32(
+    float a
 ) {
-    detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::abs_f32_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -5522,10 +5252,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_ty
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::f64)> abs_f64(
-    [[maybe_unused]] detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::f64)> a
+PTXGEN_PTX_DEVICE double abs_f64(
+    [[maybe_unused]] double a
 ) {
-    detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::f64)> d{};
+    double d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // abs.f64
@@ -5574,10 +5304,10 @@ PTXGEN_PTX_DEVICE void abs_f16_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f16)> abs_f16(
-    detail::reg_t<detail::abs_arith_type_a(PtxgenFtz, abs_arith_type::f16)> a
+PTXGEN_PTX_DEVICE std::uint16_t abs_f16(
+    std::uint16_t a
 ) {
-    detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::abs_f16_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -5629,10 +5359,10 @@ PTXGEN_PTX_DEVICE void abs_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f16x2)> abs_f16x2(
-    detail::reg_t<detail::abs_arith_type_a(PtxgenFtz, abs_arith_type::f16x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t abs_f16x2(
+    std::uint32_t a
 ) {
-    detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::abs_f16x2_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -5661,10 +5391,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_ty
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16)> abs_bf16(
-    [[maybe_unused]] detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::bf16)> a
+PTXGEN_PTX_DEVICE std::uint16_t abs_bf16(
+    [[maybe_unused]] std::uint16_t a
 ) {
-    detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // abs.bf16
@@ -5678,7 +5408,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16)> abs_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_abs_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t abs_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_abs_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -5694,10 +5424,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::
  *   a: the first input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16x2)> abs_bf16x2(
-    [[maybe_unused]] detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::bf16x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t abs_bf16x2(
+    [[maybe_unused]] std::uint32_t a
 ) {
-    detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // abs.bf16x2
@@ -5711,7 +5441,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16x2)> abs_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_abs_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t abs_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_abs_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 #endif
 
 }  // namespace ptxgen::ptx

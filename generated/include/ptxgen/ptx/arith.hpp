@@ -275,22 +275,6 @@ enum class abs_arith_type : int {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int add_arith_type_d(add_arith_rnd, bool, bool, add_arith_type type, add_arith_atype) {
-    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001\010\001\003\010\003\002\001\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 15)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int sub_arith_type_d(sub_arith_rnd, bool, bool, sub_arith_type type, sub_arith_atype) {
-    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001\010\001\003\010\003\002"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 13)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
 PTXGEN_PTX_CONSTEXPR int mul_arith_type_d(mul_arith_mode mode, mul_arith_rnd, bool, bool, mul_arith_type type) {
     if ((mode == mul_arith_mode::wide)) {
         if ((type == mul_arith_type::u16)) {
@@ -380,46 +364,6 @@ PTXGEN_PTX_CONSTEXPR int mad_arith_type_d(mad_arith_mode mode, bool, mad_arith_t
     }
     if ((type == mad_arith_type::s64)) {
         return 2;
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int fma_arith_type_d(fma_arith_rnd, bool, bool, bool, fma_arith_type type, fma_arith_atype) {
-    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 7)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int min_arith_type_d(bool, bool, bool, min_arith_abs, min_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003\001\001\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int max_arith_type_d(bool, bool, bool, max_arith_abs, max_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003\001\001\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int neg_arith_type_d(bool, neg_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\002\003\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 9)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int abs_arith_type_d(bool, abs_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\002\003\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 9)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
@@ -559,84 +503,84 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_u64_is_only_on_s
 // PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to every pass.
 #if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
 #if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f32, add_arith_atype::none)> add_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f32, add_arith_atype::none)>{}; }
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, false, add_arith_type::f32x2, add_arith_atype::none)> add_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, false, add_arith_type::f32x2, add_arith_atype::none)>{}; }
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::f64, add_arith_atype::none)> add_f64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::f64, add_arith_atype::none)>{}; }
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16, add_arith_atype::none)> add_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16, add_arith_atype::none)>{}; }
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16x2, add_arith_atype::none)> add_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16x2, add_arith_atype::none)>{}; }
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16, add_arith_atype::none)> add_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16, add_arith_atype::none)>{}; }
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)> add_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)>{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> add_u16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)>{}; }
+PTXGEN_PTX_DEVICE float add_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> add_u32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t add_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> add_u64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)>{}; }
+PTXGEN_PTX_DEVICE double add_f64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16, add_arith_atype::none)> add_s16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16, add_arith_atype::none)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t add_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)> add_s64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)>{}; }
-template <bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s32, add_arith_atype::none)> add_s32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s32, add_arith_atype::none)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t add_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> add_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t add_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> add_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)>{}; }
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)> add_f32_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)>{}; }
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::bf16)> add_f32_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::bf16)>{}; }
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f32, sub_arith_atype::none)> sub_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f32, sub_arith_atype::none)>{}; }
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, false, sub_arith_type::f32x2, sub_arith_atype::none)> sub_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, false, sub_arith_type::f32x2, sub_arith_atype::none)>{}; }
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::f64, sub_arith_atype::none)> sub_f64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::f64, sub_arith_atype::none)>{}; }
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16, sub_arith_atype::none)> sub_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16, sub_arith_atype::none)>{}; }
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16x2, sub_arith_atype::none)> sub_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16x2, sub_arith_atype::none)>{}; }
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)> sub_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)>{}; }
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)> sub_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t add_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u16, sub_arith_atype::none)> sub_u16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u16, sub_arith_atype::none)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t add_u16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u32, sub_arith_atype::none)> sub_u32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u32, sub_arith_atype::none)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t add_u32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u64, sub_arith_atype::none)> sub_u64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u64, sub_arith_atype::none)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t add_u64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s16, sub_arith_atype::none)> sub_s16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s16, sub_arith_atype::none)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t add_s16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)> sub_s64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)>{}; }
-template <bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s32, sub_arith_atype::none)> sub_s32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s32, sub_arith_atype::none)>{}; }
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)> sub_f32_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)>{}; }
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::bf16)> sub_f32_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::bf16)>{}; }
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f32)> mul_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f32)>{}; }
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, false, mul_arith_type::f32x2)> mul_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, false, mul_arith_type::f32x2)>{}; }
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::f64)> mul_f64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::f64)>{}; }
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16)> mul_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16)>{}; }
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16x2)> mul_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16x2)>{}; }
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16)> mul_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16)>{}; }
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16x2)> mul_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t add_s64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::int32_t add_s32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::int32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t add_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t add_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float add_f32_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float add_f32_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float sub_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t sub_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE double sub_f64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t sub_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t sub_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t sub_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t sub_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t sub_u16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t sub_u32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t sub_u64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t sub_s16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t sub_s64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::int32_t sub_s32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::int32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float sub_f32_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float sub_f32_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float mul_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mul_f32x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE double mul_f64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t mul_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t mul_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t mul_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t mul_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 template <mul_arith_mode PtxgenMode = mul_arith_mode::none, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u16)> mul_u16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mul_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u16)>{}; }
 template <mul_arith_mode PtxgenMode = mul_arith_mode::none, auto... PtxgenRest>
@@ -661,437 +605,437 @@ template <mad_arith_mode PtxgenMode, bool PtxgenSat = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, PtxgenSat, mad_arith_type::s32)> mad_s32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mad_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mad_arith_type_d(PtxgenMode, PtxgenSat, mad_arith_type::s32)>{}; }
 template <mad_arith_mode PtxgenMode, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::s64)> mad_s64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mad_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::s64)>{}; }
-template <fma_arith_rnd PtxgenRnd, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::none)> fma_f32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::none)>{}; }
-template <fma_arith_rnd PtxgenRnd, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> fma_f32x2(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)>{}; }
-template <fma_arith_rnd PtxgenRnd, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)> fma_f64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)>{}; }
-template <bool PtxgenFtz = false, bool PtxgenRelu = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16, fma_arith_atype::none)> fma_f16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16, fma_arith_atype::none)>{}; }
-template <bool PtxgenFtz = false, bool PtxgenRelu = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16x2, fma_arith_atype::none)> fma_f16x2(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16x2, fma_arith_atype::none)>{}; }
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)> fma_bf16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)>{}; }
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> fma_bf16x2(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)>{}; }
-template <fma_arith_rnd PtxgenRnd, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)> fma_f32_f16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)>{}; }
-template <fma_arith_rnd PtxgenRnd, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)> fma_f32_bf16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)>{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16)> min_u16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16)>{}; }
+PTXGEN_PTX_DEVICE float fma_f32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u32)> min_u32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t fma_f32x2(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u64)> min_u64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u64)>{}; }
+PTXGEN_PTX_DEVICE double fma_f64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s16)> min_s16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s16)>{}; }
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s32)> min_s32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s32)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t fma_f16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s64)> min_s64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s64)>{}; }
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)> min_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t fma_f16x2(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> min_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)>{}; }
-template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> min_f32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_min_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t fma_bf16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::f64)> min_f64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::f64)>{}; }
-template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16)> min_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_f16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16)>{}; }
-template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16x2)> min_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_f16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16x2)>{}; }
-template <bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16)> min_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16)>{}; }
-template <bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16x2)> min_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t fma_bf16x2(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16)> max_u16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16)>{}; }
+PTXGEN_PTX_DEVICE float fma_f32_f16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return float{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u32)> max_u32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u32)>{}; }
+PTXGEN_PTX_DEVICE float fma_f32_bf16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_fma_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return float{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u64)> max_u64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t min_u16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s16)> max_s16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s16)>{}; }
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s32)> max_s32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t min_u32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s64)> max_s64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s64)>{}; }
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)> max_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t min_u64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> max_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)>{}; }
-template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> max_f32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_max_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t min_s16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::f64)> max_f64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::f64)>{}; }
-template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16)> max_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_f16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16)>{}; }
-template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16x2)> max_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_f16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16x2)>{}; }
-template <bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16)> max_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16)>{}; }
-template <bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16x2)> max_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE std::int32_t min_s32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::int32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s16)> neg_s16(detail::host_arg) { detail::ptxgen_unsupported_target_neg_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s16)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t min_s64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s32)> neg_s32(detail::host_arg) { detail::ptxgen_unsupported_target_neg_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t min_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s64)> neg_s64(detail::host_arg) { detail::ptxgen_unsupported_target_neg_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s64)>{}; }
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f32)> neg_f32(detail::host_arg) { detail::ptxgen_unsupported_target_neg_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t min_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::f64)> neg_f64(detail::host_arg) { detail::ptxgen_unsupported_target_neg_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::f64)>{}; }
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f16)> neg_f16(detail::host_arg) { detail::ptxgen_unsupported_target_neg_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f16)>{}; }
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f16x2)> neg_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_neg_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f16x2)>{}; }
+PTXGEN_PTX_DEVICE float min_f32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_min_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16)> neg_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_neg_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16)>{}; }
+PTXGEN_PTX_DEVICE double min_f64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16x2)> neg_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_neg_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t min_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_f16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s16)> abs_s16(detail::host_arg) { detail::ptxgen_unsupported_target_abs_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s16)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t min_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_f16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s32)> abs_s32(detail::host_arg) { detail::ptxgen_unsupported_target_abs_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s32)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t min_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s64)> abs_s64(detail::host_arg) { detail::ptxgen_unsupported_target_abs_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s64)>{}; }
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f32)> abs_f32(detail::host_arg) { detail::ptxgen_unsupported_target_abs_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t min_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::f64)> abs_f64(detail::host_arg) { detail::ptxgen_unsupported_target_abs_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::f64)>{}; }
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f16)> abs_f16(detail::host_arg) { detail::ptxgen_unsupported_target_abs_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_5(); return detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f16)>{}; }
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f16x2)> abs_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_abs_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_5(); return detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f16x2)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t max_u16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16)> abs_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_abs_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t max_u32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16x2)> abs_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_abs_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t max_u64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t max_s16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::int32_t max_s32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::int32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t max_s64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float max_f32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_max_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE double max_f64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t max_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_f16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_f16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_f16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t max_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t neg_s16(detail::host_arg) { detail::ptxgen_unsupported_target_neg_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::int32_t neg_s32(detail::host_arg) { detail::ptxgen_unsupported_target_neg_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::int32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t neg_s64(detail::host_arg) { detail::ptxgen_unsupported_target_neg_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float neg_f32(detail::host_arg) { detail::ptxgen_unsupported_target_neg_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE double neg_f64(detail::host_arg) { detail::ptxgen_unsupported_target_neg_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t neg_f16(detail::host_arg) { detail::ptxgen_unsupported_target_neg_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t neg_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_neg_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t neg_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_neg_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t neg_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_neg_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t abs_s16(detail::host_arg) { detail::ptxgen_unsupported_target_abs_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::int32_t abs_s32(detail::host_arg) { detail::ptxgen_unsupported_target_abs_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::int32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t abs_s64(detail::host_arg) { detail::ptxgen_unsupported_target_abs_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float abs_f32(detail::host_arg) { detail::ptxgen_unsupported_target_abs_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE double abs_f64(detail::host_arg) { detail::ptxgen_unsupported_target_abs_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t abs_f16(detail::host_arg) { detail::ptxgen_unsupported_target_abs_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_5(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t abs_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_abs_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_5(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t abs_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_abs_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t abs_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_abs_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 #else
-/* template <add_arith_rnd Rnd = add_arith_rnd::none, bool Ftz = false, bool Sat = false> detail::reg_t<detail::add_arith_type_d(Rnd, Ftz, Sat, add_arith_type::f32, add_arith_atype::none)> add_f32(detail::reg_t<detail::add_arith_type_a(Rnd, Ftz, Sat, add_arith_type::f32, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(Rnd, Ftz, Sat, add_arith_type::f32, add_arith_atype::none)> b) */
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f32, add_arith_atype::none)> add_f32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f32, add_arith_atype::none)>{}; }
-/* template <add_arith_rnd Rnd = add_arith_rnd::none, bool Ftz = false> detail::reg_t<detail::add_arith_type_d(Rnd, Ftz, false, add_arith_type::f32x2, add_arith_atype::none)> add_f32x2(detail::reg_t<detail::add_arith_type_a(Rnd, Ftz, false, add_arith_type::f32x2, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(Rnd, Ftz, false, add_arith_type::f32x2, add_arith_atype::none)> b) */
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, false, add_arith_type::f32x2, add_arith_atype::none)> add_f32x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, false, add_arith_type::f32x2, add_arith_atype::none)>{}; }
-/* template <add_arith_rnd Rnd = add_arith_rnd::none> detail::reg_t<detail::add_arith_type_d(Rnd, false, false, add_arith_type::f64, add_arith_atype::none)> add_f64(detail::reg_t<detail::add_arith_type_a(Rnd, false, false, add_arith_type::f64, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(Rnd, false, false, add_arith_type::f64, add_arith_atype::none)> b) */
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::f64, add_arith_atype::none)> add_f64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::f64, add_arith_atype::none)>{}; }
-/* template <add_arith_rnd Rnd = add_arith_rnd::none, bool Ftz = false, bool Sat = false> detail::reg_t<detail::add_arith_type_d(Rnd, Ftz, Sat, add_arith_type::f16, add_arith_atype::none)> add_f16(detail::reg_t<detail::add_arith_type_a(Rnd, Ftz, Sat, add_arith_type::f16, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(Rnd, Ftz, Sat, add_arith_type::f16, add_arith_atype::none)> b) */
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16, add_arith_atype::none)> add_f16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16, add_arith_atype::none)>{}; }
-/* template <add_arith_rnd Rnd = add_arith_rnd::none, bool Ftz = false, bool Sat = false> detail::reg_t<detail::add_arith_type_d(Rnd, Ftz, Sat, add_arith_type::f16x2, add_arith_atype::none)> add_f16x2(detail::reg_t<detail::add_arith_type_a(Rnd, Ftz, Sat, add_arith_type::f16x2, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(Rnd, Ftz, Sat, add_arith_type::f16x2, add_arith_atype::none)> b) */
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16x2, add_arith_atype::none)> add_f16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, add_arith_type::f16x2, add_arith_atype::none)>{}; }
-/* template <add_arith_rnd Rnd = add_arith_rnd::none> detail::reg_t<detail::add_arith_type_d(Rnd, false, false, add_arith_type::bf16, add_arith_atype::none)> add_bf16(detail::reg_t<detail::add_arith_type_a(Rnd, false, false, add_arith_type::bf16, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(Rnd, false, false, add_arith_type::bf16, add_arith_atype::none)> b) */
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16, add_arith_atype::none)> add_bf16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16, add_arith_atype::none)>{}; }
-/* template <add_arith_rnd Rnd = add_arith_rnd::none> detail::reg_t<detail::add_arith_type_d(Rnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)> add_bf16x2(detail::reg_t<detail::add_arith_type_a(Rnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(Rnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)> b) */
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)> add_bf16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)>{}; }
-/* template <> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> add_u16(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> b) */
+/* template <add_arith_rnd Rnd = add_arith_rnd::none, bool Ftz = false, bool Sat = false> float add_f32(float a, float b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> add_u16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)>{}; }
-/* template <> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> add_u32(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> b) */
+PTXGEN_PTX_DEVICE float add_f32(detail::host_arg, detail::host_arg) { return float{}; }
+/* template <add_arith_rnd Rnd = add_arith_rnd::none, bool Ftz = false> std::uint64_t add_f32x2(std::uint64_t a, std::uint64_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> add_u32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)>{}; }
-/* template <> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> add_u64(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> b) */
+PTXGEN_PTX_DEVICE std::uint64_t add_f32x2(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <add_arith_rnd Rnd = add_arith_rnd::none> double add_f64(double a, double b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> add_u64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)>{}; }
-/* template <> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16, add_arith_atype::none)> add_s16(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::s16, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::s16, add_arith_atype::none)> b) */
+PTXGEN_PTX_DEVICE double add_f64(detail::host_arg, detail::host_arg) { return double{}; }
+/* template <add_arith_rnd Rnd = add_arith_rnd::none, bool Ftz = false, bool Sat = false> std::uint16_t add_f16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16, add_arith_atype::none)> add_s16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16, add_arith_atype::none)>{}; }
-/* template <> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)> add_s64(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)> b) */
+PTXGEN_PTX_DEVICE std::uint16_t add_f16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <add_arith_rnd Rnd = add_arith_rnd::none, bool Ftz = false, bool Sat = false> std::uint32_t add_f16x2(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)> add_s64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)>{}; }
-/* template <bool Sat = false> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, Sat, add_arith_type::s32, add_arith_atype::none)> add_s32(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, Sat, add_arith_type::s32, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, Sat, add_arith_type::s32, add_arith_atype::none)> b) */
-template <bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s32, add_arith_atype::none)> add_s32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s32, add_arith_atype::none)>{}; }
-/* template <> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> add_u16x2(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> b) */
+PTXGEN_PTX_DEVICE std::uint32_t add_f16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <add_arith_rnd Rnd = add_arith_rnd::none> std::uint16_t add_bf16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> add_u16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)>{}; }
-/* template <> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> add_s16x2(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> b) */
+PTXGEN_PTX_DEVICE std::uint16_t add_bf16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <add_arith_rnd Rnd = add_arith_rnd::none> std::uint32_t add_bf16x2(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> add_s16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)>{}; }
-/* template <add_arith_rnd Rnd = add_arith_rnd::none, bool Sat = false> detail::reg_t<detail::add_arith_type_d(Rnd, false, Sat, add_arith_type::f32, add_arith_atype::f16)> add_f32_f16(detail::reg_t<detail::add_arith_type_a(Rnd, false, Sat, add_arith_type::f32, add_arith_atype::f16)> a, detail::reg_t<detail::add_arith_type_b(Rnd, false, Sat, add_arith_type::f32, add_arith_atype::f16)> b) */
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)> add_f32_f16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)>{}; }
-/* template <add_arith_rnd Rnd = add_arith_rnd::none, bool Sat = false> detail::reg_t<detail::add_arith_type_d(Rnd, false, Sat, add_arith_type::f32, add_arith_atype::bf16)> add_f32_bf16(detail::reg_t<detail::add_arith_type_a(Rnd, false, Sat, add_arith_type::f32, add_arith_atype::bf16)> a, detail::reg_t<detail::add_arith_type_b(Rnd, false, Sat, add_arith_type::f32, add_arith_atype::bf16)> b) */
-template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::bf16)> add_f32_bf16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::bf16)>{}; }
-/* template <sub_arith_rnd Rnd = sub_arith_rnd::none, bool Ftz = false, bool Sat = false> detail::reg_t<detail::sub_arith_type_d(Rnd, Ftz, Sat, sub_arith_type::f32, sub_arith_atype::none)> sub_f32(detail::reg_t<detail::sub_arith_type_a(Rnd, Ftz, Sat, sub_arith_type::f32, sub_arith_atype::none)> a, detail::reg_t<detail::sub_arith_type_b(Rnd, Ftz, Sat, sub_arith_type::f32, sub_arith_atype::none)> b) */
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f32, sub_arith_atype::none)> sub_f32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f32, sub_arith_atype::none)>{}; }
-/* template <sub_arith_rnd Rnd = sub_arith_rnd::none, bool Ftz = false> detail::reg_t<detail::sub_arith_type_d(Rnd, Ftz, false, sub_arith_type::f32x2, sub_arith_atype::none)> sub_f32x2(detail::reg_t<detail::sub_arith_type_a(Rnd, Ftz, false, sub_arith_type::f32x2, sub_arith_atype::none)> a, detail::reg_t<detail::sub_arith_type_b(Rnd, Ftz, false, sub_arith_type::f32x2, sub_arith_atype::none)> b) */
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, false, sub_arith_type::f32x2, sub_arith_atype::none)> sub_f32x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, false, sub_arith_type::f32x2, sub_arith_atype::none)>{}; }
-/* template <sub_arith_rnd Rnd = sub_arith_rnd::none> detail::reg_t<detail::sub_arith_type_d(Rnd, false, false, sub_arith_type::f64, sub_arith_atype::none)> sub_f64(detail::reg_t<detail::sub_arith_type_a(Rnd, false, false, sub_arith_type::f64, sub_arith_atype::none)> a, detail::reg_t<detail::sub_arith_type_b(Rnd, false, false, sub_arith_type::f64, sub_arith_atype::none)> b) */
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::f64, sub_arith_atype::none)> sub_f64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::f64, sub_arith_atype::none)>{}; }
-/* template <sub_arith_rnd Rnd = sub_arith_rnd::none, bool Ftz = false, bool Sat = false> detail::reg_t<detail::sub_arith_type_d(Rnd, Ftz, Sat, sub_arith_type::f16, sub_arith_atype::none)> sub_f16(detail::reg_t<detail::sub_arith_type_a(Rnd, Ftz, Sat, sub_arith_type::f16, sub_arith_atype::none)> a, detail::reg_t<detail::sub_arith_type_b(Rnd, Ftz, Sat, sub_arith_type::f16, sub_arith_atype::none)> b) */
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16, sub_arith_atype::none)> sub_f16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16, sub_arith_atype::none)>{}; }
-/* template <sub_arith_rnd Rnd = sub_arith_rnd::none, bool Ftz = false, bool Sat = false> detail::reg_t<detail::sub_arith_type_d(Rnd, Ftz, Sat, sub_arith_type::f16x2, sub_arith_atype::none)> sub_f16x2(detail::reg_t<detail::sub_arith_type_a(Rnd, Ftz, Sat, sub_arith_type::f16x2, sub_arith_atype::none)> a, detail::reg_t<detail::sub_arith_type_b(Rnd, Ftz, Sat, sub_arith_type::f16x2, sub_arith_atype::none)> b) */
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16x2, sub_arith_atype::none)> sub_f16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, sub_arith_type::f16x2, sub_arith_atype::none)>{}; }
-/* template <sub_arith_rnd Rnd = sub_arith_rnd::none> detail::reg_t<detail::sub_arith_type_d(Rnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)> sub_bf16(detail::reg_t<detail::sub_arith_type_a(Rnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)> a, detail::reg_t<detail::sub_arith_type_b(Rnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)> b) */
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)> sub_bf16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16, sub_arith_atype::none)>{}; }
-/* template <sub_arith_rnd Rnd = sub_arith_rnd::none> detail::reg_t<detail::sub_arith_type_d(Rnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)> sub_bf16x2(detail::reg_t<detail::sub_arith_type_a(Rnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)> a, detail::reg_t<detail::sub_arith_type_b(Rnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)> b) */
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)> sub_bf16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, false, sub_arith_type::bf16x2, sub_arith_atype::none)>{}; }
-/* template <> detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u16, sub_arith_atype::none)> sub_u16(detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, false, sub_arith_type::u16, sub_arith_atype::none)> a, detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, false, sub_arith_type::u16, sub_arith_atype::none)> b) */
+PTXGEN_PTX_DEVICE std::uint32_t add_bf16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint16_t add_u16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u16, sub_arith_atype::none)> sub_u16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u16, sub_arith_atype::none)>{}; }
-/* template <> detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u32, sub_arith_atype::none)> sub_u32(detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, false, sub_arith_type::u32, sub_arith_atype::none)> a, detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, false, sub_arith_type::u32, sub_arith_atype::none)> b) */
+PTXGEN_PTX_DEVICE std::uint16_t add_u16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t add_u32(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u32, sub_arith_atype::none)> sub_u32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u32, sub_arith_atype::none)>{}; }
-/* template <> detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u64, sub_arith_atype::none)> sub_u64(detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, false, sub_arith_type::u64, sub_arith_atype::none)> a, detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, false, sub_arith_type::u64, sub_arith_atype::none)> b) */
+PTXGEN_PTX_DEVICE std::uint32_t add_u32(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t add_u64(std::uint64_t a, std::uint64_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u64, sub_arith_atype::none)> sub_u64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::u64, sub_arith_atype::none)>{}; }
-/* template <> detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s16, sub_arith_atype::none)> sub_s16(detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, false, sub_arith_type::s16, sub_arith_atype::none)> a, detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, false, sub_arith_type::s16, sub_arith_atype::none)> b) */
+PTXGEN_PTX_DEVICE std::uint64_t add_u64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <> std::uint16_t add_s16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s16, sub_arith_atype::none)> sub_s16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s16, sub_arith_atype::none)>{}; }
-/* template <> detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)> sub_s64(detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)> a, detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)> b) */
+PTXGEN_PTX_DEVICE std::uint16_t add_s16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint64_t add_s64(std::uint64_t a, std::uint64_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)> sub_s64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)>{}; }
-/* template <bool Sat = false> detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, Sat, sub_arith_type::s32, sub_arith_atype::none)> sub_s32(detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, Sat, sub_arith_type::s32, sub_arith_atype::none)> a, detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, Sat, sub_arith_type::s32, sub_arith_atype::none)> b) */
-template <bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s32, sub_arith_atype::none)> sub_s32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s32, sub_arith_atype::none)>{}; }
-/* template <sub_arith_rnd Rnd = sub_arith_rnd::none, bool Sat = false> detail::reg_t<detail::sub_arith_type_d(Rnd, false, Sat, sub_arith_type::f32, sub_arith_atype::f16)> sub_f32_f16(detail::reg_t<detail::sub_arith_type_a(Rnd, false, Sat, sub_arith_type::f32, sub_arith_atype::f16)> a, detail::reg_t<detail::sub_arith_type_b(Rnd, false, Sat, sub_arith_type::f32, sub_arith_atype::f16)> b) */
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)> sub_f32_f16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)>{}; }
-/* template <sub_arith_rnd Rnd = sub_arith_rnd::none, bool Sat = false> detail::reg_t<detail::sub_arith_type_d(Rnd, false, Sat, sub_arith_type::f32, sub_arith_atype::bf16)> sub_f32_bf16(detail::reg_t<detail::sub_arith_type_a(Rnd, false, Sat, sub_arith_type::f32, sub_arith_atype::bf16)> a, detail::reg_t<detail::sub_arith_type_b(Rnd, false, Sat, sub_arith_type::f32, sub_arith_atype::bf16)> b) */
-template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::bf16)> sub_f32_bf16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::bf16)>{}; }
-/* template <mul_arith_rnd Rnd = mul_arith_rnd::none, bool Ftz = false, bool Sat = false> detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, Rnd, Ftz, Sat, mul_arith_type::f32)> mul_f32(detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, Rnd, Ftz, Sat, mul_arith_type::f32)> a, detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, Rnd, Ftz, Sat, mul_arith_type::f32)> b) */
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f32)> mul_f32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f32)>{}; }
-/* template <mul_arith_rnd Rnd = mul_arith_rnd::none, bool Ftz = false> detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, Rnd, Ftz, false, mul_arith_type::f32x2)> mul_f32x2(detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, Rnd, Ftz, false, mul_arith_type::f32x2)> a, detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, Rnd, Ftz, false, mul_arith_type::f32x2)> b) */
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, false, mul_arith_type::f32x2)> mul_f32x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, false, mul_arith_type::f32x2)>{}; }
-/* template <mul_arith_rnd Rnd = mul_arith_rnd::none> detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, Rnd, false, false, mul_arith_type::f64)> mul_f64(detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, Rnd, false, false, mul_arith_type::f64)> a, detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, Rnd, false, false, mul_arith_type::f64)> b) */
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::f64)> mul_f64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::f64)>{}; }
-/* template <mul_arith_rnd Rnd = mul_arith_rnd::none, bool Ftz = false, bool Sat = false> detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, Rnd, Ftz, Sat, mul_arith_type::f16)> mul_f16(detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, Rnd, Ftz, Sat, mul_arith_type::f16)> a, detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, Rnd, Ftz, Sat, mul_arith_type::f16)> b) */
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16)> mul_f16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16)>{}; }
-/* template <mul_arith_rnd Rnd = mul_arith_rnd::none, bool Ftz = false, bool Sat = false> detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, Rnd, Ftz, Sat, mul_arith_type::f16x2)> mul_f16x2(detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, Rnd, Ftz, Sat, mul_arith_type::f16x2)> a, detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, Rnd, Ftz, Sat, mul_arith_type::f16x2)> b) */
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16x2)> mul_f16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, PtxgenFtz, PtxgenSat, mul_arith_type::f16x2)>{}; }
-/* template <mul_arith_rnd Rnd = mul_arith_rnd::none> detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, Rnd, false, false, mul_arith_type::bf16)> mul_bf16(detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, Rnd, false, false, mul_arith_type::bf16)> a, detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, Rnd, false, false, mul_arith_type::bf16)> b) */
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16)> mul_bf16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16)>{}; }
-/* template <mul_arith_rnd Rnd = mul_arith_rnd::none> detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, Rnd, false, false, mul_arith_type::bf16x2)> mul_bf16x2(detail::reg_t<detail::mul_arith_type_a(mul_arith_mode::none, Rnd, false, false, mul_arith_type::bf16x2)> a, detail::reg_t<detail::mul_arith_type_b(mul_arith_mode::none, Rnd, false, false, mul_arith_type::bf16x2)> b) */
-template <mul_arith_rnd PtxgenRnd = mul_arith_rnd::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16x2)> mul_bf16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mul_arith_type_d(mul_arith_mode::none, PtxgenRnd, false, false, mul_arith_type::bf16x2)>{}; }
-/* template <mul_arith_mode Mode = mul_arith_mode::none> detail::reg_t<detail::mul_arith_type_d(Mode, mul_arith_rnd::none, false, false, mul_arith_type::u16)> mul_u16(detail::reg_t<detail::mul_arith_type_a(Mode, mul_arith_rnd::none, false, false, mul_arith_type::u16)> a, detail::reg_t<detail::mul_arith_type_b(Mode, mul_arith_rnd::none, false, false, mul_arith_type::u16)> b) */
+PTXGEN_PTX_DEVICE std::uint64_t add_s64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <bool Sat = false> std::int32_t add_s32(std::int32_t a, std::int32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::int32_t add_s32(detail::host_arg, detail::host_arg) { return std::int32_t{}; }
+/* template <> std::uint32_t add_u16x2(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t add_u16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint32_t add_s16x2(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t add_s16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <add_arith_rnd Rnd = add_arith_rnd::none, bool Sat = false> float add_f32_f16(std::uint16_t a, float b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float add_f32_f16(detail::host_arg, detail::host_arg) { return float{}; }
+/* template <add_arith_rnd Rnd = add_arith_rnd::none, bool Sat = false> float add_f32_bf16(std::uint16_t a, float b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float add_f32_bf16(detail::host_arg, detail::host_arg) { return float{}; }
+/* template <sub_arith_rnd Rnd = sub_arith_rnd::none, bool Ftz = false, bool Sat = false> float sub_f32(float a, float b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float sub_f32(detail::host_arg, detail::host_arg) { return float{}; }
+/* template <sub_arith_rnd Rnd = sub_arith_rnd::none, bool Ftz = false> std::uint64_t sub_f32x2(std::uint64_t a, std::uint64_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t sub_f32x2(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <sub_arith_rnd Rnd = sub_arith_rnd::none> double sub_f64(double a, double b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE double sub_f64(detail::host_arg, detail::host_arg) { return double{}; }
+/* template <sub_arith_rnd Rnd = sub_arith_rnd::none, bool Ftz = false, bool Sat = false> std::uint16_t sub_f16(std::uint16_t a, std::uint16_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t sub_f16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <sub_arith_rnd Rnd = sub_arith_rnd::none, bool Ftz = false, bool Sat = false> std::uint32_t sub_f16x2(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t sub_f16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <sub_arith_rnd Rnd = sub_arith_rnd::none> std::uint16_t sub_bf16(std::uint16_t a, std::uint16_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t sub_bf16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <sub_arith_rnd Rnd = sub_arith_rnd::none> std::uint32_t sub_bf16x2(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t sub_bf16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint16_t sub_u16(std::uint16_t a, std::uint16_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t sub_u16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t sub_u32(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t sub_u32(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t sub_u64(std::uint64_t a, std::uint64_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t sub_u64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <> std::uint16_t sub_s16(std::uint16_t a, std::uint16_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t sub_s16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint64_t sub_s64(std::uint64_t a, std::uint64_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t sub_s64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <bool Sat = false> std::int32_t sub_s32(std::int32_t a, std::int32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::int32_t sub_s32(detail::host_arg, detail::host_arg) { return std::int32_t{}; }
+/* template <sub_arith_rnd Rnd = sub_arith_rnd::none, bool Sat = false> float sub_f32_f16(std::uint16_t a, float b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float sub_f32_f16(detail::host_arg, detail::host_arg) { return float{}; }
+/* template <sub_arith_rnd Rnd = sub_arith_rnd::none, bool Sat = false> float sub_f32_bf16(std::uint16_t a, float b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float sub_f32_bf16(detail::host_arg, detail::host_arg) { return float{}; }
+/* template <mul_arith_rnd Rnd = mul_arith_rnd::none, bool Ftz = false, bool Sat = false> float mul_f32(float a, float b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float mul_f32(detail::host_arg, detail::host_arg) { return float{}; }
+/* template <mul_arith_rnd Rnd = mul_arith_rnd::none, bool Ftz = false> std::uint64_t mul_f32x2(std::uint64_t a, std::uint64_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t mul_f32x2(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <mul_arith_rnd Rnd = mul_arith_rnd::none> double mul_f64(double a, double b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE double mul_f64(detail::host_arg, detail::host_arg) { return double{}; }
+/* template <mul_arith_rnd Rnd = mul_arith_rnd::none, bool Ftz = false, bool Sat = false> std::uint16_t mul_f16(std::uint16_t a, std::uint16_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t mul_f16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <mul_arith_rnd Rnd = mul_arith_rnd::none, bool Ftz = false, bool Sat = false> std::uint32_t mul_f16x2(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t mul_f16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <mul_arith_rnd Rnd = mul_arith_rnd::none> std::uint16_t mul_bf16(std::uint16_t a, std::uint16_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t mul_bf16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <mul_arith_rnd Rnd = mul_arith_rnd::none> std::uint32_t mul_bf16x2(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t mul_bf16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <mul_arith_mode Mode = mul_arith_mode::none> detail::reg_t<detail::mul_arith_type_d(Mode, mul_arith_rnd::none, false, false, mul_arith_type::u16)> mul_u16(std::uint16_t a, std::uint16_t b) */
 template <mul_arith_mode PtxgenMode = mul_arith_mode::none, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u16)> mul_u16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u16)>{}; }
-/* template <mul_arith_mode Mode = mul_arith_mode::none> detail::reg_t<detail::mul_arith_type_d(Mode, mul_arith_rnd::none, false, false, mul_arith_type::u32)> mul_u32(detail::reg_t<detail::mul_arith_type_a(Mode, mul_arith_rnd::none, false, false, mul_arith_type::u32)> a, detail::reg_t<detail::mul_arith_type_b(Mode, mul_arith_rnd::none, false, false, mul_arith_type::u32)> b) */
+/* template <mul_arith_mode Mode = mul_arith_mode::none> detail::reg_t<detail::mul_arith_type_d(Mode, mul_arith_rnd::none, false, false, mul_arith_type::u32)> mul_u32(std::uint32_t a, std::uint32_t b) */
 template <mul_arith_mode PtxgenMode = mul_arith_mode::none, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u32)> mul_u32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u32)>{}; }
-/* template <mul_arith_mode Mode = mul_arith_mode::none> detail::reg_t<detail::mul_arith_type_d(Mode, mul_arith_rnd::none, false, false, mul_arith_type::u64)> mul_u64(detail::reg_t<detail::mul_arith_type_a(Mode, mul_arith_rnd::none, false, false, mul_arith_type::u64)> a, detail::reg_t<detail::mul_arith_type_b(Mode, mul_arith_rnd::none, false, false, mul_arith_type::u64)> b) */
+/* template <mul_arith_mode Mode = mul_arith_mode::none> detail::reg_t<detail::mul_arith_type_d(Mode, mul_arith_rnd::none, false, false, mul_arith_type::u64)> mul_u64(std::uint64_t a, std::uint64_t b) */
 template <mul_arith_mode PtxgenMode = mul_arith_mode::none, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u64)> mul_u64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::u64)>{}; }
-/* template <mul_arith_mode Mode = mul_arith_mode::none> detail::reg_t<detail::mul_arith_type_d(Mode, mul_arith_rnd::none, false, false, mul_arith_type::s16)> mul_s16(detail::reg_t<detail::mul_arith_type_a(Mode, mul_arith_rnd::none, false, false, mul_arith_type::s16)> a, detail::reg_t<detail::mul_arith_type_b(Mode, mul_arith_rnd::none, false, false, mul_arith_type::s16)> b) */
+/* template <mul_arith_mode Mode = mul_arith_mode::none> detail::reg_t<detail::mul_arith_type_d(Mode, mul_arith_rnd::none, false, false, mul_arith_type::s16)> mul_s16(std::uint16_t a, std::uint16_t b) */
 template <mul_arith_mode PtxgenMode = mul_arith_mode::none, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s16)> mul_s16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s16)>{}; }
-/* template <mul_arith_mode Mode = mul_arith_mode::none> detail::reg_t<detail::mul_arith_type_d(Mode, mul_arith_rnd::none, false, false, mul_arith_type::s32)> mul_s32(detail::reg_t<detail::mul_arith_type_a(Mode, mul_arith_rnd::none, false, false, mul_arith_type::s32)> a, detail::reg_t<detail::mul_arith_type_b(Mode, mul_arith_rnd::none, false, false, mul_arith_type::s32)> b) */
+/* template <mul_arith_mode Mode = mul_arith_mode::none> detail::reg_t<detail::mul_arith_type_d(Mode, mul_arith_rnd::none, false, false, mul_arith_type::s32)> mul_s32(std::int32_t a, std::int32_t b) */
 template <mul_arith_mode PtxgenMode = mul_arith_mode::none, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s32)> mul_s32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s32)>{}; }
-/* template <mul_arith_mode Mode = mul_arith_mode::none> detail::reg_t<detail::mul_arith_type_d(Mode, mul_arith_rnd::none, false, false, mul_arith_type::s64)> mul_s64(detail::reg_t<detail::mul_arith_type_a(Mode, mul_arith_rnd::none, false, false, mul_arith_type::s64)> a, detail::reg_t<detail::mul_arith_type_b(Mode, mul_arith_rnd::none, false, false, mul_arith_type::s64)> b) */
+/* template <mul_arith_mode Mode = mul_arith_mode::none> detail::reg_t<detail::mul_arith_type_d(Mode, mul_arith_rnd::none, false, false, mul_arith_type::s64)> mul_s64(std::uint64_t a, std::uint64_t b) */
 template <mul_arith_mode PtxgenMode = mul_arith_mode::none, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s64)> mul_s64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mul_arith_type_d(PtxgenMode, mul_arith_rnd::none, false, false, mul_arith_type::s64)>{}; }
-/* template <mad_arith_mode Mode> detail::reg_t<detail::mad_arith_type_d(Mode, false, mad_arith_type::u16)> mad_u16(detail::reg_t<detail::mad_arith_type_a(Mode, false, mad_arith_type::u16)> a, detail::reg_t<detail::mad_arith_type_b(Mode, false, mad_arith_type::u16)> b, detail::reg_t<detail::mad_arith_type_c(Mode, false, mad_arith_type::u16)> c) */
+/* template <mad_arith_mode Mode> detail::reg_t<detail::mad_arith_type_d(Mode, false, mad_arith_type::u16)> mad_u16(std::uint16_t a, std::uint16_t b, detail::reg_t<detail::mad_arith_type_c(Mode, false, mad_arith_type::u16)> c) */
 template <mad_arith_mode PtxgenMode, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u16)> mad_u16(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u16)>{}; }
-/* template <mad_arith_mode Mode> detail::reg_t<detail::mad_arith_type_d(Mode, false, mad_arith_type::u32)> mad_u32(detail::reg_t<detail::mad_arith_type_a(Mode, false, mad_arith_type::u32)> a, detail::reg_t<detail::mad_arith_type_b(Mode, false, mad_arith_type::u32)> b, detail::reg_t<detail::mad_arith_type_c(Mode, false, mad_arith_type::u32)> c) */
+/* template <mad_arith_mode Mode> detail::reg_t<detail::mad_arith_type_d(Mode, false, mad_arith_type::u32)> mad_u32(std::uint32_t a, std::uint32_t b, detail::reg_t<detail::mad_arith_type_c(Mode, false, mad_arith_type::u32)> c) */
 template <mad_arith_mode PtxgenMode, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u32)> mad_u32(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u32)>{}; }
-/* template <mad_arith_mode Mode> detail::reg_t<detail::mad_arith_type_d(Mode, false, mad_arith_type::u64)> mad_u64(detail::reg_t<detail::mad_arith_type_a(Mode, false, mad_arith_type::u64)> a, detail::reg_t<detail::mad_arith_type_b(Mode, false, mad_arith_type::u64)> b, detail::reg_t<detail::mad_arith_type_c(Mode, false, mad_arith_type::u64)> c) */
+/* template <mad_arith_mode Mode> detail::reg_t<detail::mad_arith_type_d(Mode, false, mad_arith_type::u64)> mad_u64(std::uint64_t a, std::uint64_t b, detail::reg_t<detail::mad_arith_type_c(Mode, false, mad_arith_type::u64)> c) */
 template <mad_arith_mode PtxgenMode, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u64)> mad_u64(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::u64)>{}; }
-/* template <mad_arith_mode Mode> detail::reg_t<detail::mad_arith_type_d(Mode, false, mad_arith_type::s16)> mad_s16(detail::reg_t<detail::mad_arith_type_a(Mode, false, mad_arith_type::s16)> a, detail::reg_t<detail::mad_arith_type_b(Mode, false, mad_arith_type::s16)> b, detail::reg_t<detail::mad_arith_type_c(Mode, false, mad_arith_type::s16)> c) */
+/* template <mad_arith_mode Mode> detail::reg_t<detail::mad_arith_type_d(Mode, false, mad_arith_type::s16)> mad_s16(std::uint16_t a, std::uint16_t b, detail::reg_t<detail::mad_arith_type_c(Mode, false, mad_arith_type::s16)> c) */
 template <mad_arith_mode PtxgenMode, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::s16)> mad_s16(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::s16)>{}; }
-/* template <mad_arith_mode Mode, bool Sat = false> detail::reg_t<detail::mad_arith_type_d(Mode, Sat, mad_arith_type::s32)> mad_s32(detail::reg_t<detail::mad_arith_type_a(Mode, Sat, mad_arith_type::s32)> a, detail::reg_t<detail::mad_arith_type_b(Mode, Sat, mad_arith_type::s32)> b, detail::reg_t<detail::mad_arith_type_c(Mode, Sat, mad_arith_type::s32)> c) */
+/* template <mad_arith_mode Mode, bool Sat = false> detail::reg_t<detail::mad_arith_type_d(Mode, Sat, mad_arith_type::s32)> mad_s32(std::int32_t a, std::int32_t b, detail::reg_t<detail::mad_arith_type_c(Mode, Sat, mad_arith_type::s32)> c) */
 template <mad_arith_mode PtxgenMode, bool PtxgenSat = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, PtxgenSat, mad_arith_type::s32)> mad_s32(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mad_arith_type_d(PtxgenMode, PtxgenSat, mad_arith_type::s32)>{}; }
-/* template <mad_arith_mode Mode> detail::reg_t<detail::mad_arith_type_d(Mode, false, mad_arith_type::s64)> mad_s64(detail::reg_t<detail::mad_arith_type_a(Mode, false, mad_arith_type::s64)> a, detail::reg_t<detail::mad_arith_type_b(Mode, false, mad_arith_type::s64)> b, detail::reg_t<detail::mad_arith_type_c(Mode, false, mad_arith_type::s64)> c) */
+/* template <mad_arith_mode Mode> detail::reg_t<detail::mad_arith_type_d(Mode, false, mad_arith_type::s64)> mad_s64(std::uint64_t a, std::uint64_t b, detail::reg_t<detail::mad_arith_type_c(Mode, false, mad_arith_type::s64)> c) */
 template <mad_arith_mode PtxgenMode, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::s64)> mad_s64(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::mad_arith_type_d(PtxgenMode, false, mad_arith_type::s64)>{}; }
-/* template <fma_arith_rnd Rnd, bool Ftz = false, bool Sat = false> detail::reg_t<detail::fma_arith_type_d(Rnd, Ftz, false, Sat, fma_arith_type::f32, fma_arith_atype::none)> fma_f32(detail::reg_t<detail::fma_arith_type_a(Rnd, Ftz, false, Sat, fma_arith_type::f32, fma_arith_atype::none)> a, detail::reg_t<detail::fma_arith_type_b(Rnd, Ftz, false, Sat, fma_arith_type::f32, fma_arith_atype::none)> b, detail::reg_t<detail::fma_arith_type_c(Rnd, Ftz, false, Sat, fma_arith_type::f32, fma_arith_atype::none)> c) */
-template <fma_arith_rnd PtxgenRnd, bool PtxgenFtz = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::none)> fma_f32(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::none)>{}; }
-/* template <fma_arith_rnd Rnd, bool Ftz = false> detail::reg_t<detail::fma_arith_type_d(Rnd, Ftz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> fma_f32x2(detail::reg_t<detail::fma_arith_type_a(Rnd, Ftz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> a, detail::reg_t<detail::fma_arith_type_b(Rnd, Ftz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> b, detail::reg_t<detail::fma_arith_type_c(Rnd, Ftz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> c) */
-template <fma_arith_rnd PtxgenRnd, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)> fma_f32x2(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, PtxgenFtz, false, false, fma_arith_type::f32x2, fma_arith_atype::none)>{}; }
-/* template <fma_arith_rnd Rnd> detail::reg_t<detail::fma_arith_type_d(Rnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)> fma_f64(detail::reg_t<detail::fma_arith_type_a(Rnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)> a, detail::reg_t<detail::fma_arith_type_b(Rnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)> b, detail::reg_t<detail::fma_arith_type_c(Rnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)> c) */
-template <fma_arith_rnd PtxgenRnd, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)> fma_f64(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, false, fma_arith_type::f64, fma_arith_atype::none)>{}; }
-/* template <bool Ftz = false, bool Relu = false, bool Sat = false> detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, Ftz, Relu, Sat, fma_arith_type::f16, fma_arith_atype::none)> fma_f16(detail::reg_t<detail::fma_arith_type_a(fma_arith_rnd::rn, Ftz, Relu, Sat, fma_arith_type::f16, fma_arith_atype::none)> a, detail::reg_t<detail::fma_arith_type_b(fma_arith_rnd::rn, Ftz, Relu, Sat, fma_arith_type::f16, fma_arith_atype::none)> b, detail::reg_t<detail::fma_arith_type_c(fma_arith_rnd::rn, Ftz, Relu, Sat, fma_arith_type::f16, fma_arith_atype::none)> c) */
-template <bool PtxgenFtz = false, bool PtxgenRelu = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16, fma_arith_atype::none)> fma_f16(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16, fma_arith_atype::none)>{}; }
-/* template <bool Ftz = false, bool Relu = false, bool Sat = false> detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, Ftz, Relu, Sat, fma_arith_type::f16x2, fma_arith_atype::none)> fma_f16x2(detail::reg_t<detail::fma_arith_type_a(fma_arith_rnd::rn, Ftz, Relu, Sat, fma_arith_type::f16x2, fma_arith_atype::none)> a, detail::reg_t<detail::fma_arith_type_b(fma_arith_rnd::rn, Ftz, Relu, Sat, fma_arith_type::f16x2, fma_arith_atype::none)> b, detail::reg_t<detail::fma_arith_type_c(fma_arith_rnd::rn, Ftz, Relu, Sat, fma_arith_type::f16x2, fma_arith_atype::none)> c) */
-template <bool PtxgenFtz = false, bool PtxgenRelu = false, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16x2, fma_arith_atype::none)> fma_f16x2(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, PtxgenFtz, PtxgenRelu, PtxgenSat, fma_arith_type::f16x2, fma_arith_atype::none)>{}; }
-/* template <bool Relu = false> detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, Relu, false, fma_arith_type::bf16, fma_arith_atype::none)> fma_bf16(detail::reg_t<detail::fma_arith_type_a(fma_arith_rnd::rn, false, Relu, false, fma_arith_type::bf16, fma_arith_atype::none)> a, detail::reg_t<detail::fma_arith_type_b(fma_arith_rnd::rn, false, Relu, false, fma_arith_type::bf16, fma_arith_atype::none)> b, detail::reg_t<detail::fma_arith_type_c(fma_arith_rnd::rn, false, Relu, false, fma_arith_type::bf16, fma_arith_atype::none)> c) */
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)> fma_bf16(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16, fma_arith_atype::none)>{}; }
-/* template <bool Relu = false> detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, Relu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> fma_bf16x2(detail::reg_t<detail::fma_arith_type_a(fma_arith_rnd::rn, false, Relu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> a, detail::reg_t<detail::fma_arith_type_b(fma_arith_rnd::rn, false, Relu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> b, detail::reg_t<detail::fma_arith_type_c(fma_arith_rnd::rn, false, Relu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> c) */
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)> fma_bf16x2(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::fma_arith_type_d(fma_arith_rnd::rn, false, PtxgenRelu, false, fma_arith_type::bf16x2, fma_arith_atype::none)>{}; }
-/* template <fma_arith_rnd Rnd, bool Sat = false> detail::reg_t<detail::fma_arith_type_d(Rnd, false, false, Sat, fma_arith_type::f32, fma_arith_atype::f16)> fma_f32_f16(detail::reg_t<detail::fma_arith_type_a(Rnd, false, false, Sat, fma_arith_type::f32, fma_arith_atype::f16)> a, detail::reg_t<detail::fma_arith_type_b(Rnd, false, false, Sat, fma_arith_type::f32, fma_arith_atype::f16)> b, detail::reg_t<detail::fma_arith_type_c(Rnd, false, false, Sat, fma_arith_type::f32, fma_arith_atype::f16)> c) */
-template <fma_arith_rnd PtxgenRnd, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)> fma_f32_f16(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::f16)>{}; }
-/* template <fma_arith_rnd Rnd, bool Sat = false> detail::reg_t<detail::fma_arith_type_d(Rnd, false, false, Sat, fma_arith_type::f32, fma_arith_atype::bf16)> fma_f32_bf16(detail::reg_t<detail::fma_arith_type_a(Rnd, false, false, Sat, fma_arith_type::f32, fma_arith_atype::bf16)> a, detail::reg_t<detail::fma_arith_type_b(Rnd, false, false, Sat, fma_arith_type::f32, fma_arith_atype::bf16)> b, detail::reg_t<detail::fma_arith_type_c(Rnd, false, false, Sat, fma_arith_type::f32, fma_arith_atype::bf16)> c) */
-template <fma_arith_rnd PtxgenRnd, bool PtxgenSat = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)> fma_f32_bf16(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::fma_arith_type_d(PtxgenRnd, false, false, PtxgenSat, fma_arith_type::f32, fma_arith_atype::bf16)>{}; }
-/* template <> detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16)> min_u16(detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::u16)> a, detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::u16)> b) */
+/* template <fma_arith_rnd Rnd, bool Ftz = false, bool Sat = false> float fma_f32(float a, float b, float c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16)> min_u16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16)>{}; }
-/* template <> detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u32)> min_u32(detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::u32)> a, detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::u32)> b) */
+PTXGEN_PTX_DEVICE float fma_f32(detail::host_arg, detail::host_arg, detail::host_arg) { return float{}; }
+/* template <fma_arith_rnd Rnd, bool Ftz = false> std::uint64_t fma_f32x2(std::uint64_t a, std::uint64_t b, std::uint64_t c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u32)> min_u32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u32)>{}; }
-/* template <> detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u64)> min_u64(detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::u64)> a, detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::u64)> b) */
+PTXGEN_PTX_DEVICE std::uint64_t fma_f32x2(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <fma_arith_rnd Rnd> double fma_f64(double a, double b, double c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u64)> min_u64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u64)>{}; }
-/* template <> detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s16)> min_s16(detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::s16)> a, detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::s16)> b) */
+PTXGEN_PTX_DEVICE double fma_f64(detail::host_arg, detail::host_arg, detail::host_arg) { return double{}; }
+/* template <bool Ftz = false, bool Relu = false, bool Sat = false> std::uint16_t fma_f16(std::uint16_t a, std::uint16_t b, std::uint16_t c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s16)> min_s16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s16)>{}; }
-/* template <bool Relu = false> detail::reg_t<detail::min_arith_type_d(false, Relu, false, min_arith_abs::none, min_arith_type::s32)> min_s32(detail::reg_t<detail::min_arith_type_a(false, Relu, false, min_arith_abs::none, min_arith_type::s32)> a, detail::reg_t<detail::min_arith_type_b(false, Relu, false, min_arith_abs::none, min_arith_type::s32)> b) */
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s32)> min_s32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s32)>{}; }
-/* template <> detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s64)> min_s64(detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::s64)> a, detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::s64)> b) */
+PTXGEN_PTX_DEVICE std::uint16_t fma_f16(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <bool Ftz = false, bool Relu = false, bool Sat = false> std::uint32_t fma_f16x2(std::uint32_t a, std::uint32_t b, std::uint32_t c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s64)> min_s64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::s64)>{}; }
-/* template <bool Relu = false> detail::reg_t<detail::min_arith_type_d(false, Relu, false, min_arith_abs::none, min_arith_type::s16x2)> min_s16x2(detail::reg_t<detail::min_arith_type_a(false, Relu, false, min_arith_abs::none, min_arith_type::s16x2)> a, detail::reg_t<detail::min_arith_type_b(false, Relu, false, min_arith_abs::none, min_arith_type::s16x2)> b) */
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)> min_s16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)>{}; }
-/* template <> detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> min_u16x2(detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> a, detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> b) */
+PTXGEN_PTX_DEVICE std::uint32_t fma_f16x2(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Relu = false> std::uint16_t fma_bf16(std::uint16_t a, std::uint16_t b, std::uint16_t c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> min_u16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)>{}; }
-/* template <bool Ftz = false, bool Nan = false, min_arith_abs Abs = min_arith_abs::none> detail::reg_t<detail::min_arith_type_d(Ftz, false, Nan, Abs, min_arith_type::f32)> min_f32(detail::reg_t<detail::min_arith_type_a(Ftz, false, Nan, Abs, min_arith_type::f32)> a, detail::reg_t<detail::min_arith_type_b(Ftz, false, Nan, Abs, min_arith_type::f32)> b) */
-/* template <bool Ftz = false, bool Nan = false, min_arith_abs Abs = min_arith_abs::none> detail::reg_t<detail::min_arith_type_d(Ftz, false, Nan, Abs, min_arith_type::f32)> min_f32(detail::reg_t<detail::min_arith_type_a(Ftz, false, Nan, Abs, min_arith_type::f32)> a, detail::reg_t<detail::min_arith_type_b(Ftz, false, Nan, Abs, min_arith_type::f32)> b, float c) */
-template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> min_f32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)>{}; }
-/* template <> detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::f64)> min_f64(detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::f64)> a, detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::f64)> b) */
+PTXGEN_PTX_DEVICE std::uint16_t fma_bf16(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <bool Relu = false> std::uint32_t fma_bf16x2(std::uint32_t a, std::uint32_t b, std::uint32_t c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::f64)> min_f64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::f64)>{}; }
-/* template <bool Ftz = false, bool Nan = false, min_arith_abs Abs = min_arith_abs::none> detail::reg_t<detail::min_arith_type_d(Ftz, false, Nan, Abs, min_arith_type::f16)> min_f16(detail::reg_t<detail::min_arith_type_a(Ftz, false, Nan, Abs, min_arith_type::f16)> a, detail::reg_t<detail::min_arith_type_b(Ftz, false, Nan, Abs, min_arith_type::f16)> b) */
-template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16)> min_f16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16)>{}; }
-/* template <bool Ftz = false, bool Nan = false, min_arith_abs Abs = min_arith_abs::none> detail::reg_t<detail::min_arith_type_d(Ftz, false, Nan, Abs, min_arith_type::f16x2)> min_f16x2(detail::reg_t<detail::min_arith_type_a(Ftz, false, Nan, Abs, min_arith_type::f16x2)> a, detail::reg_t<detail::min_arith_type_b(Ftz, false, Nan, Abs, min_arith_type::f16x2)> b) */
-template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16x2)> min_f16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f16x2)>{}; }
-/* template <bool Nan = false, min_arith_abs Abs = min_arith_abs::none> detail::reg_t<detail::min_arith_type_d(false, false, Nan, Abs, min_arith_type::bf16)> min_bf16(detail::reg_t<detail::min_arith_type_a(false, false, Nan, Abs, min_arith_type::bf16)> a, detail::reg_t<detail::min_arith_type_b(false, false, Nan, Abs, min_arith_type::bf16)> b) */
-template <bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16)> min_bf16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16)>{}; }
-/* template <bool Nan = false, min_arith_abs Abs = min_arith_abs::none> detail::reg_t<detail::min_arith_type_d(false, false, Nan, Abs, min_arith_type::bf16x2)> min_bf16x2(detail::reg_t<detail::min_arith_type_a(false, false, Nan, Abs, min_arith_type::bf16x2)> a, detail::reg_t<detail::min_arith_type_b(false, false, Nan, Abs, min_arith_type::bf16x2)> b) */
-template <bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16x2)> min_bf16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::min_arith_type_d(false, false, PtxgenNan, PtxgenAbs, min_arith_type::bf16x2)>{}; }
-/* template <> detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16)> max_u16(detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::u16)> a, detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::u16)> b) */
+PTXGEN_PTX_DEVICE std::uint32_t fma_bf16x2(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <fma_arith_rnd Rnd, bool Sat = false> float fma_f32_f16(std::uint16_t a, std::uint16_t b, float c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16)> max_u16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16)>{}; }
-/* template <> detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u32)> max_u32(detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::u32)> a, detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::u32)> b) */
+PTXGEN_PTX_DEVICE float fma_f32_f16(detail::host_arg, detail::host_arg, detail::host_arg) { return float{}; }
+/* template <fma_arith_rnd Rnd, bool Sat = false> float fma_f32_bf16(std::uint16_t a, std::uint16_t b, float c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u32)> max_u32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u32)>{}; }
-/* template <> detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u64)> max_u64(detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::u64)> a, detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::u64)> b) */
+PTXGEN_PTX_DEVICE float fma_f32_bf16(detail::host_arg, detail::host_arg, detail::host_arg) { return float{}; }
+/* template <> std::uint16_t min_u16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u64)> max_u64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u64)>{}; }
-/* template <> detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s16)> max_s16(detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::s16)> a, detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::s16)> b) */
+PTXGEN_PTX_DEVICE std::uint16_t min_u16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t min_u32(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s16)> max_s16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s16)>{}; }
-/* template <bool Relu = false> detail::reg_t<detail::max_arith_type_d(false, Relu, false, max_arith_abs::none, max_arith_type::s32)> max_s32(detail::reg_t<detail::max_arith_type_a(false, Relu, false, max_arith_abs::none, max_arith_type::s32)> a, detail::reg_t<detail::max_arith_type_b(false, Relu, false, max_arith_abs::none, max_arith_type::s32)> b) */
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s32)> max_s32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s32)>{}; }
-/* template <> detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s64)> max_s64(detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::s64)> a, detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::s64)> b) */
+PTXGEN_PTX_DEVICE std::uint32_t min_u32(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t min_u64(std::uint64_t a, std::uint64_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s64)> max_s64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::s64)>{}; }
-/* template <bool Relu = false> detail::reg_t<detail::max_arith_type_d(false, Relu, false, max_arith_abs::none, max_arith_type::s16x2)> max_s16x2(detail::reg_t<detail::max_arith_type_a(false, Relu, false, max_arith_abs::none, max_arith_type::s16x2)> a, detail::reg_t<detail::max_arith_type_b(false, Relu, false, max_arith_abs::none, max_arith_type::s16x2)> b) */
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)> max_s16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)>{}; }
-/* template <> detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> max_u16x2(detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> a, detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> b) */
+PTXGEN_PTX_DEVICE std::uint64_t min_u64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <> std::uint16_t min_s16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> max_u16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)>{}; }
-/* template <bool Ftz = false, bool Nan = false, max_arith_abs Abs = max_arith_abs::none> detail::reg_t<detail::max_arith_type_d(Ftz, false, Nan, Abs, max_arith_type::f32)> max_f32(detail::reg_t<detail::max_arith_type_a(Ftz, false, Nan, Abs, max_arith_type::f32)> a, detail::reg_t<detail::max_arith_type_b(Ftz, false, Nan, Abs, max_arith_type::f32)> b) */
-/* template <bool Ftz = false, bool Nan = false, max_arith_abs Abs = max_arith_abs::none> detail::reg_t<detail::max_arith_type_d(Ftz, false, Nan, Abs, max_arith_type::f32)> max_f32(detail::reg_t<detail::max_arith_type_a(Ftz, false, Nan, Abs, max_arith_type::f32)> a, detail::reg_t<detail::max_arith_type_b(Ftz, false, Nan, Abs, max_arith_type::f32)> b, float c) */
-template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> max_f32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)>{}; }
-/* template <> detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::f64)> max_f64(detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::f64)> a, detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::f64)> b) */
+PTXGEN_PTX_DEVICE std::uint16_t min_s16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <bool Relu = false> std::int32_t min_s32(std::int32_t a, std::int32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::f64)> max_f64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::f64)>{}; }
-/* template <bool Ftz = false, bool Nan = false, max_arith_abs Abs = max_arith_abs::none> detail::reg_t<detail::max_arith_type_d(Ftz, false, Nan, Abs, max_arith_type::f16)> max_f16(detail::reg_t<detail::max_arith_type_a(Ftz, false, Nan, Abs, max_arith_type::f16)> a, detail::reg_t<detail::max_arith_type_b(Ftz, false, Nan, Abs, max_arith_type::f16)> b) */
-template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16)> max_f16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16)>{}; }
-/* template <bool Ftz = false, bool Nan = false, max_arith_abs Abs = max_arith_abs::none> detail::reg_t<detail::max_arith_type_d(Ftz, false, Nan, Abs, max_arith_type::f16x2)> max_f16x2(detail::reg_t<detail::max_arith_type_a(Ftz, false, Nan, Abs, max_arith_type::f16x2)> a, detail::reg_t<detail::max_arith_type_b(Ftz, false, Nan, Abs, max_arith_type::f16x2)> b) */
-template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16x2)> max_f16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f16x2)>{}; }
-/* template <bool Nan = false, max_arith_abs Abs = max_arith_abs::none> detail::reg_t<detail::max_arith_type_d(false, false, Nan, Abs, max_arith_type::bf16)> max_bf16(detail::reg_t<detail::max_arith_type_a(false, false, Nan, Abs, max_arith_type::bf16)> a, detail::reg_t<detail::max_arith_type_b(false, false, Nan, Abs, max_arith_type::bf16)> b) */
-template <bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16)> max_bf16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16)>{}; }
-/* template <bool Nan = false, max_arith_abs Abs = max_arith_abs::none> detail::reg_t<detail::max_arith_type_d(false, false, Nan, Abs, max_arith_type::bf16x2)> max_bf16x2(detail::reg_t<detail::max_arith_type_a(false, false, Nan, Abs, max_arith_type::bf16x2)> a, detail::reg_t<detail::max_arith_type_b(false, false, Nan, Abs, max_arith_type::bf16x2)> b) */
-template <bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16x2)> max_bf16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::max_arith_type_d(false, false, PtxgenNan, PtxgenAbs, max_arith_type::bf16x2)>{}; }
-/* template <> detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s16)> neg_s16(detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::s16)> a) */
+PTXGEN_PTX_DEVICE std::int32_t min_s32(detail::host_arg, detail::host_arg) { return std::int32_t{}; }
+/* template <> std::uint64_t min_s64(std::uint64_t a, std::uint64_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s16)> neg_s16(detail::host_arg) { return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s16)>{}; }
-/* template <> detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s32)> neg_s32(detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::s32)> a) */
+PTXGEN_PTX_DEVICE std::uint64_t min_s64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <bool Relu = false> std::uint32_t min_s16x2(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s32)> neg_s32(detail::host_arg) { return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s32)>{}; }
-/* template <> detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s64)> neg_s64(detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::s64)> a) */
+PTXGEN_PTX_DEVICE std::uint32_t min_s16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint32_t min_u16x2(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s64)> neg_s64(detail::host_arg) { return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s64)>{}; }
-/* template <bool Ftz = false> detail::reg_t<detail::neg_arith_type_d(Ftz, neg_arith_type::f32)> neg_f32(detail::reg_t<detail::neg_arith_type_a(Ftz, neg_arith_type::f32)> a) */
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f32)> neg_f32(detail::host_arg) { return detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f32)>{}; }
-/* template <> detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::f64)> neg_f64(detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::f64)> a) */
+PTXGEN_PTX_DEVICE std::uint32_t min_u16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Ftz = false, bool Nan = false, min_arith_abs Abs = min_arith_abs::none> float min_f32(float a, float b) */
+/* template <bool Ftz = false, bool Nan = false, min_arith_abs Abs = min_arith_abs::none> float min_f32(float a, float b, float c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::f64)> neg_f64(detail::host_arg) { return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::f64)>{}; }
-/* template <bool Ftz = false> detail::reg_t<detail::neg_arith_type_d(Ftz, neg_arith_type::f16)> neg_f16(detail::reg_t<detail::neg_arith_type_a(Ftz, neg_arith_type::f16)> a) */
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f16)> neg_f16(detail::host_arg) { return detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f16)>{}; }
-/* template <bool Ftz = false> detail::reg_t<detail::neg_arith_type_d(Ftz, neg_arith_type::f16x2)> neg_f16x2(detail::reg_t<detail::neg_arith_type_a(Ftz, neg_arith_type::f16x2)> a) */
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f16x2)> neg_f16x2(detail::host_arg) { return detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f16x2)>{}; }
-/* template <> detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16)> neg_bf16(detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::bf16)> a) */
+PTXGEN_PTX_DEVICE float min_f32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return float{}; }
+/* template <> double min_f64(double a, double b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16)> neg_bf16(detail::host_arg) { return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16)>{}; }
-/* template <> detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16x2)> neg_bf16x2(detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::bf16x2)> a) */
+PTXGEN_PTX_DEVICE double min_f64(detail::host_arg, detail::host_arg) { return double{}; }
+/* template <bool Ftz = false, bool Nan = false, min_arith_abs Abs = min_arith_abs::none> std::uint16_t min_f16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16x2)> neg_bf16x2(detail::host_arg) { return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::bf16x2)>{}; }
-/* template <> detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s16)> abs_s16(detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::s16)> a) */
+PTXGEN_PTX_DEVICE std::uint16_t min_f16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <bool Ftz = false, bool Nan = false, min_arith_abs Abs = min_arith_abs::none> std::uint32_t min_f16x2(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s16)> abs_s16(detail::host_arg) { return detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s16)>{}; }
-/* template <> detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s32)> abs_s32(detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::s32)> a) */
+PTXGEN_PTX_DEVICE std::uint32_t min_f16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Nan = false, min_arith_abs Abs = min_arith_abs::none> std::uint16_t min_bf16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s32)> abs_s32(detail::host_arg) { return detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s32)>{}; }
-/* template <> detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s64)> abs_s64(detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::s64)> a) */
+PTXGEN_PTX_DEVICE std::uint16_t min_bf16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <bool Nan = false, min_arith_abs Abs = min_arith_abs::none> std::uint32_t min_bf16x2(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s64)> abs_s64(detail::host_arg) { return detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::s64)>{}; }
-/* template <bool Ftz = false> detail::reg_t<detail::abs_arith_type_d(Ftz, abs_arith_type::f32)> abs_f32(detail::reg_t<detail::abs_arith_type_a(Ftz, abs_arith_type::f32)> a) */
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f32)> abs_f32(detail::host_arg) { return detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f32)>{}; }
-/* template <> detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::f64)> abs_f64(detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::f64)> a) */
+PTXGEN_PTX_DEVICE std::uint32_t min_bf16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint16_t max_u16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::f64)> abs_f64(detail::host_arg) { return detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::f64)>{}; }
-/* template <bool Ftz = false> detail::reg_t<detail::abs_arith_type_d(Ftz, abs_arith_type::f16)> abs_f16(detail::reg_t<detail::abs_arith_type_a(Ftz, abs_arith_type::f16)> a) */
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f16)> abs_f16(detail::host_arg) { return detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f16)>{}; }
-/* template <bool Ftz = false> detail::reg_t<detail::abs_arith_type_d(Ftz, abs_arith_type::f16x2)> abs_f16x2(detail::reg_t<detail::abs_arith_type_a(Ftz, abs_arith_type::f16x2)> a) */
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f16x2)> abs_f16x2(detail::host_arg) { return detail::reg_t<detail::abs_arith_type_d(PtxgenFtz, abs_arith_type::f16x2)>{}; }
-/* template <> detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16)> abs_bf16(detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::bf16)> a) */
+PTXGEN_PTX_DEVICE std::uint16_t max_u16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t max_u32(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16)> abs_bf16(detail::host_arg) { return detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16)>{}; }
-/* template <> detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16x2)> abs_bf16x2(detail::reg_t<detail::abs_arith_type_a(false, abs_arith_type::bf16x2)> a) */
+PTXGEN_PTX_DEVICE std::uint32_t max_u32(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t max_u64(std::uint64_t a, std::uint64_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16x2)> abs_bf16x2(detail::host_arg) { return detail::reg_t<detail::abs_arith_type_d(false, abs_arith_type::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t max_u64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <> std::uint16_t max_s16(std::uint16_t a, std::uint16_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t max_s16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <bool Relu = false> std::int32_t max_s32(std::int32_t a, std::int32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::int32_t max_s32(detail::host_arg, detail::host_arg) { return std::int32_t{}; }
+/* template <> std::uint64_t max_s64(std::uint64_t a, std::uint64_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t max_s64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <bool Relu = false> std::uint32_t max_s16x2(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_s16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint32_t max_u16x2(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_u16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Ftz = false, bool Nan = false, max_arith_abs Abs = max_arith_abs::none> float max_f32(float a, float b) */
+/* template <bool Ftz = false, bool Nan = false, max_arith_abs Abs = max_arith_abs::none> float max_f32(float a, float b, float c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float max_f32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return float{}; }
+/* template <> double max_f64(double a, double b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE double max_f64(detail::host_arg, detail::host_arg) { return double{}; }
+/* template <bool Ftz = false, bool Nan = false, max_arith_abs Abs = max_arith_abs::none> std::uint16_t max_f16(std::uint16_t a, std::uint16_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t max_f16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <bool Ftz = false, bool Nan = false, max_arith_abs Abs = max_arith_abs::none> std::uint32_t max_f16x2(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_f16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Nan = false, max_arith_abs Abs = max_arith_abs::none> std::uint16_t max_bf16(std::uint16_t a, std::uint16_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t max_bf16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <bool Nan = false, max_arith_abs Abs = max_arith_abs::none> std::uint32_t max_bf16x2(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_bf16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint16_t neg_s16(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t neg_s16(detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::int32_t neg_s32(std::int32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::int32_t neg_s32(detail::host_arg) { return std::int32_t{}; }
+/* template <> std::uint64_t neg_s64(std::uint64_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t neg_s64(detail::host_arg) { return std::uint64_t{}; }
+/* template <bool Ftz = false> float neg_f32(float a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float neg_f32(detail::host_arg) { return float{}; }
+/* template <> double neg_f64(double a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE double neg_f64(detail::host_arg) { return double{}; }
+/* template <bool Ftz = false> std::uint16_t neg_f16(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t neg_f16(detail::host_arg) { return std::uint16_t{}; }
+/* template <bool Ftz = false> std::uint32_t neg_f16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t neg_f16x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint16_t neg_bf16(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t neg_bf16(detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t neg_bf16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t neg_bf16x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint16_t abs_s16(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t abs_s16(detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::int32_t abs_s32(std::int32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::int32_t abs_s32(detail::host_arg) { return std::int32_t{}; }
+/* template <> std::uint64_t abs_s64(std::uint64_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t abs_s64(detail::host_arg) { return std::uint64_t{}; }
+/* template <bool Ftz = false> float abs_f32(float a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float abs_f32(detail::host_arg) { return float{}; }
+/* template <> double abs_f64(double a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE double abs_f64(detail::host_arg) { return double{}; }
+/* template <bool Ftz = false> std::uint16_t abs_f16(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t abs_f16(detail::host_arg) { return std::uint16_t{}; }
+/* template <bool Ftz = false> std::uint32_t abs_f16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t abs_f16x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint16_t abs_bf16(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t abs_bf16(detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t abs_bf16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t abs_bf16x2(detail::host_arg) { return std::uint32_t{}; }
 #endif
 #endif
 

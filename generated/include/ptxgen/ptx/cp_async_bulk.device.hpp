@@ -21,25 +21,9 @@ PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_dst_mem(cp_async_bulk_sem, cp_async_
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_src_mem(cp_async_bulk_sem, cp_async_bulk_dst, cp_async_bulk_src src, cp_async_bulk_completion, cp_async_bulk_multicast, bool, bool, cp_async_bulk_report, bool, bool) {
-    if (const long long ptxgen_v = detail::entry("\006\011"
-            , 1, detail::cell(0, 1, static_cast<long long>(src), 2)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
 PTXGEN_PTX_CONSTEXPR int cp_async_bulk_type_cta_mask(cp_async_bulk_sem, cp_async_bulk_dst, cp_async_bulk_src, cp_async_bulk_completion, cp_async_bulk_multicast multicast, bool, bool, cp_async_bulk_report, bool, bool) {
     if (const long long ptxgen_v = detail::entry("\010\010\010\001"
             , 1, detail::cell(0, 1, static_cast<long long>(multicast), 4)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int cp_reduce_async_bulk_type_dst_mem(cp_reduce_async_bulk_sem, cp_reduce_async_bulk_dst dst, cp_reduce_async_bulk_src, cp_reduce_async_bulk_completion, bool, cp_reduce_async_bulk_redop, bool, cp_reduce_async_bulk_type) {
-    if (const long long ptxgen_v = detail::entry("\011\007"
-            , 1, detail::cell(0, 1, static_cast<long long>(dst), 2)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
@@ -166,7 +150,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 src_mem, 
 template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk(
     detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, PtxgenDst, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, PtxgenDst, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> src_mem,
+    const void* src_mem,
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar
 ) {
@@ -250,7 +234,7 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_forms1(PtxgenA0 dst_mem, PtxgenA1 src_mem, 
 template <cp_async_bulk_dst PtxgenDst, cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk(
     detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, PtxgenDst, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, PtxgenDst, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> src_mem,
+    const void* src_mem,
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar,
     std::uint64_t cache_policy
@@ -341,8 +325,8 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms0(PtxgenA0 dst_mem, 
  */
 template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> src_mem,
+    ::ptxgen::ptx::shared_address dst_mem,
+    const void* src_mem,
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar,
     detail::reg_t<detail::cp_async_bulk_type_cta_mask(PtxgenSem, cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> cta_mask
@@ -434,8 +418,8 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster_forms1(PtxgenA0 dst_mem, 
  */
 template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, cp_async_bulk_multicast PtxgenMulticast = cp_async_bulk_multicast::none, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_multicast_cluster(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> src_mem,
+    ::ptxgen::ptx::shared_address dst_mem,
+    const void* src_mem,
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar,
     detail::reg_t<detail::cp_async_bulk_type_cta_mask(PtxgenSem, cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, PtxgenMulticast, false, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> cta_mask,
@@ -506,8 +490,8 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms0(PtxgenA0 dst_mem, PtxgenA
  */
 template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> src_mem,
+    ::ptxgen::ptx::shared_address dst_mem,
+    const void* src_mem,
     std::uint32_t size,
     std::uint32_t ignore_bytes_left,
     std::uint32_t ignore_bytes_right,
@@ -579,8 +563,8 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob_forms1(PtxgenA0 dst_mem, PtxgenA
  */
 template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenCacheHint = false, cp_async_bulk_report PtxgenReport = cp_async_bulk_report::none, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_ignore_oob(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::shared_cta, cp_async_bulk_src::src_global, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, true, PtxgenCacheHint, PtxgenReport, false, PtxgenB128)> src_mem,
+    ::ptxgen::ptx::shared_address dst_mem,
+    const void* src_mem,
     std::uint32_t size,
     std::uint32_t ignore_bytes_left,
     std::uint32_t ignore_bytes_right,
@@ -646,8 +630,8 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_shared_to_cluster_forms0(PtxgenA0 dst_mem, 
  */
 template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_shared_to_cluster(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, false, PtxgenB128)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::shared_cluster, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::mbarrier_complete_tx_bytes, cp_async_bulk_multicast::none, false, false, cp_async_bulk_report::none, false, PtxgenB128)> src_mem,
+    ::ptxgen::ptx::shared_address dst_mem,
+    ::ptxgen::ptx::shared_address src_mem,
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar
 ) {
@@ -711,8 +695,8 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms0(PtxgenA0 dst_mem, PtxgenA1
  */
 template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenCacheHint = false, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false, PtxgenB128)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false, PtxgenB128)> src_mem,
+    void* dst_mem,
+    ::ptxgen::ptx::shared_address src_mem,
     std::uint32_t size
 ) {
 #if defined(__CUDA_ARCH__)
@@ -775,8 +759,8 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_forms1(PtxgenA0 dst_mem, PtxgenA1
  */
 template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenCacheHint = false, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false, PtxgenB128)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, false, PtxgenB128)> src_mem,
+    void* dst_mem,
+    ::ptxgen::ptx::shared_address src_mem,
     std::uint32_t size,
     std::uint64_t cache_policy
 ) {
@@ -844,8 +828,8 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms0(PtxgenA0 dst_mem, 
  */
 template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenCacheHint = false, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, true, PtxgenB128)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, true, PtxgenB128)> src_mem,
+    void* dst_mem,
+    ::ptxgen::ptx::shared_address src_mem,
     std::uint32_t size,
     std::uint16_t byte_mask
 ) {
@@ -910,8 +894,8 @@ PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask_forms1(PtxgenA0 dst_mem, 
  */
 template <cp_async_bulk_sem PtxgenSem = cp_async_bulk_sem::none, bool PtxgenCacheHint = false, bool PtxgenB128 = false>
 PTXGEN_PTX_DEVICE void cp_async_bulk_to_global_cp_mask(
-    detail::reg_t<detail::cp_async_bulk_type_dst_mem(PtxgenSem, cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, true, PtxgenB128)> dst_mem,
-    detail::reg_t<detail::cp_async_bulk_type_src_mem(PtxgenSem, cp_async_bulk_dst::dst_global, cp_async_bulk_src::shared_cta, cp_async_bulk_completion::bulk_group, cp_async_bulk_multicast::none, false, PtxgenCacheHint, cp_async_bulk_report::none, true, PtxgenB128)> src_mem,
+    void* dst_mem,
+    ::ptxgen::ptx::shared_address src_mem,
     std::uint32_t size,
     std::uint64_t cache_policy,
     std::uint16_t byte_mask
@@ -1100,7 +1084,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_forms0(PtxgenA0 dst_mem, PtxgenA1 sr
  */
 template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, cp_reduce_async_bulk_sem PtxgenSem = cp_reduce_async_bulk_sem::none>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk(
-    detail::reg_t<detail::cp_reduce_async_bulk_type_dst_mem(PtxgenSem, cp_reduce_async_bulk_dst::shared_cluster, cp_reduce_async_bulk_src::shared_cta, cp_reduce_async_bulk_completion::mbarrier_complete_tx_bytes, false, PtxgenRedop, false, PtxgenType)> dst_mem,
+    ::ptxgen::ptx::shared_address dst_mem,
     ::ptxgen::ptx::shared_address src_mem,
     std::uint32_t size,
     ::ptxgen::ptx::shared_address mbar
@@ -1182,7 +1166,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms0(PtxgenA0 dst_mem, P
  */
 template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, cp_reduce_async_bulk_sem PtxgenSem = cp_reduce_async_bulk_sem::none, bool PtxgenCacheHint = false, bool PtxgenNoftz = false>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
-    detail::reg_t<detail::cp_reduce_async_bulk_type_dst_mem(PtxgenSem, cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_src::shared_cta, cp_reduce_async_bulk_completion::bulk_group, PtxgenCacheHint, PtxgenRedop, PtxgenNoftz, PtxgenType)> dst_mem,
+    void* dst_mem,
     ::ptxgen::ptx::shared_address src_mem,
     std::uint32_t size
 ) {
@@ -1266,7 +1250,7 @@ PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global_forms1(PtxgenA0 dst_mem, P
  */
 template <cp_reduce_async_bulk_redop PtxgenRedop, cp_reduce_async_bulk_type PtxgenType, cp_reduce_async_bulk_sem PtxgenSem = cp_reduce_async_bulk_sem::none, bool PtxgenCacheHint = false, bool PtxgenNoftz = false>
 PTXGEN_PTX_DEVICE void cp_reduce_async_bulk_to_global(
-    detail::reg_t<detail::cp_reduce_async_bulk_type_dst_mem(PtxgenSem, cp_reduce_async_bulk_dst::dst_global, cp_reduce_async_bulk_src::shared_cta, cp_reduce_async_bulk_completion::bulk_group, PtxgenCacheHint, PtxgenRedop, PtxgenNoftz, PtxgenType)> dst_mem,
+    void* dst_mem,
     ::ptxgen::ptx::shared_address src_mem,
     std::uint32_t size,
     std::uint64_t cache_policy

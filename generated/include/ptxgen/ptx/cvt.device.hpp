@@ -13,14 +13,6 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int cvt_float_type_a(cvt_float_rnd, bool, bool, bool, bool, cvt_float_dtype, cvt_float_atype atype) {
-    if (const long long ptxgen_v = detail::entry("\004\010\010\001\001\010\010\010\010\014\010"
-            , 1, detail::cell(0, 1, static_cast<long long>(atype), 11)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
 }  // namespace detail
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -72,11 +64,11 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)> cvt_f16x2_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)> a,
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_f32(
+    float a,
     float b
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_f16x2_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -92,8 +84,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)> cvt_f16x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -145,11 +137,11 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> cvt_bf16x2_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> a,
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_f32(
+    float a,
     float b
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_bf16x2_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -165,8 +157,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> cvt_bf16x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -217,10 +209,10 @@ PTXGEN_PTX_DEVICE void cvt_f16_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16, cvt_float_atype::f32)> cvt_f16_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16, cvt_float_atype::f32)> a
+PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_f32(
+    float a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16, cvt_float_atype::f32)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_f16_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -284,10 +276,10 @@ PTXGEN_PTX_DEVICE void cvt_bf16_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)> cvt_bf16_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)> a
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_f32(
+    float a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_bf16_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -303,8 +295,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)> cvt_bf16_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
@@ -343,10 +335,10 @@ PTXGEN_PTX_DEVICE void cvt_f32_f16_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f16)> cvt_f32_f16(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f16)> a
+PTXGEN_PTX_DEVICE float cvt_f32_f16(
+    std::uint16_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f16)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_f32_f16_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -404,10 +396,10 @@ PTXGEN_PTX_DEVICE void cvt_f32_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)> cvt_f32_bf16(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)> a
+PTXGEN_PTX_DEVICE float cvt_f32_bf16(
+    std::uint16_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_f32_bf16_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -423,8 +415,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, Pt
     return d;
 }
 #else
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)> cvt_f32_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f32_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_1(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float cvt_f32_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f32_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_1(); return float{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -471,11 +463,11 @@ PTXGEN_PTX_DEVICE void cvt_e4m3x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)> cvt_e4m3x2_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)> a,
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e4m3x2_f32(
+    float a,
     float b
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_e4m3x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -491,8 +483,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)> cvt_e4m3x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_f32_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e4m3x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_f32_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -539,11 +531,11 @@ PTXGEN_PTX_DEVICE void cvt_e5m2x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)> cvt_e5m2x2_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)> a,
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e5m2x2_f32(
+    float a,
     float b
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_e5m2x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -559,8 +551,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)> cvt_e5m2x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_f32_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e5m2x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_f32_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -607,11 +599,11 @@ PTXGEN_PTX_DEVICE void cvt_e2m3x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)> cvt_e2m3x2_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)> a,
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e2m3x2_f32(
+    float a,
     float b
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_e2m3x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -627,8 +619,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)> cvt_e2m3x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e2m3x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -675,11 +667,11 @@ PTXGEN_PTX_DEVICE void cvt_e3m2x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)> cvt_e3m2x2_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)> a,
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e3m2x2_f32(
+    float a,
     float b
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_e3m2x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -695,8 +687,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)> cvt_e3m2x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e3m2x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -743,8 +735,8 @@ PTXGEN_PTX_DEVICE void cvt_e2m1x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)> cvt_e2m1x2_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)> a,
+PTXGEN_PTX_DEVICE std::uint8_t cvt_e2m1x2_f32(
+    float a,
     float b
 ) {
     std::uint32_t d{};
@@ -760,11 +752,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
         ptxgen_f::refuse();
     }
 #endif
-    return static_cast<detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)>>(d);
+    return static_cast<std::uint8_t>(d);
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)> cvt_e2m1x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint8_t cvt_e2m1x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint8_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -809,11 +801,11 @@ PTXGEN_PTX_DEVICE void cvt_ue8m0x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSatfinite = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)> cvt_ue8m0x2_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)> a,
+PTXGEN_PTX_DEVICE std::uint16_t cvt_ue8m0x2_f32(
+    float a,
     float b
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_ue8m0x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -829,8 +821,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)> cvt_ue8m0x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_ue8m0x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_ue8m0x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_ue8m0x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -876,10 +868,10 @@ PTXGEN_PTX_DEVICE void cvt_e4m3x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)> cvt_e4m3x2_f16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)> a
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e4m3x2_f16x2(
+    std::uint32_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_e4m3x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -895,8 +887,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)> cvt_e4m3x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_f16x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e4m3x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_f16x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -942,10 +934,10 @@ PTXGEN_PTX_DEVICE void cvt_e5m2x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)> cvt_e5m2x2_f16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)> a
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e5m2x2_f16x2(
+    std::uint32_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_e5m2x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -961,8 +953,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)> cvt_e5m2x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_f16x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e5m2x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_f16x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1008,10 +1000,10 @@ PTXGEN_PTX_DEVICE void cvt_e2m3x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)> cvt_e2m3x2_f16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)> a
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e2m3x2_f16x2(
+    std::uint32_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_e2m3x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1027,8 +1019,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)> cvt_e2m3x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e2m3x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1074,10 +1066,10 @@ PTXGEN_PTX_DEVICE void cvt_e3m2x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)> cvt_e3m2x2_f16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)> a
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e3m2x2_f16x2(
+    std::uint32_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_e3m2x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1093,8 +1085,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)> cvt_e3m2x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e3m2x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1140,8 +1132,8 @@ PTXGEN_PTX_DEVICE void cvt_e2m1x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)> cvt_e2m1x2_f16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)> a
+PTXGEN_PTX_DEVICE std::uint8_t cvt_e2m1x2_f16x2(
+    std::uint32_t a
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
@@ -1156,11 +1148,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
         ptxgen_f::refuse();
     }
 #endif
-    return static_cast<detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)>>(d);
+    return static_cast<std::uint8_t>(d);
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)> cvt_e2m1x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint8_t cvt_e2m1x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return std::uint8_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1206,10 +1198,10 @@ PTXGEN_PTX_DEVICE void cvt_e4m3x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)> cvt_e4m3x2_bf16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)> a
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e4m3x2_bf16x2(
+    std::uint32_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_e4m3x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1225,8 +1217,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)> cvt_e4m3x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e4m3x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1272,10 +1264,10 @@ PTXGEN_PTX_DEVICE void cvt_e5m2x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)> cvt_e5m2x2_bf16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)> a
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e5m2x2_bf16x2(
+    std::uint32_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_e5m2x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1291,8 +1283,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)> cvt_e5m2x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e5m2x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1338,10 +1330,10 @@ PTXGEN_PTX_DEVICE void cvt_e2m3x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)> cvt_e2m3x2_bf16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)> a
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e2m3x2_bf16x2(
+    std::uint32_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_e2m3x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1357,8 +1349,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)> cvt_e2m3x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e2m3x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1404,10 +1396,10 @@ PTXGEN_PTX_DEVICE void cvt_e3m2x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)> cvt_e3m2x2_bf16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)> a
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e3m2x2_bf16x2(
+    std::uint32_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_e3m2x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1423,8 +1415,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)> cvt_e3m2x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e3m2x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1470,8 +1462,8 @@ PTXGEN_PTX_DEVICE void cvt_e2m1x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)> cvt_e2m1x2_bf16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)> a
+PTXGEN_PTX_DEVICE std::uint8_t cvt_e2m1x2_bf16x2(
+    std::uint32_t a
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
@@ -1486,11 +1478,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
         ptxgen_f::refuse();
     }
 #endif
-    return static_cast<detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)>>(d);
+    return static_cast<std::uint8_t>(d);
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)> cvt_e2m1x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint8_t cvt_e2m1x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return std::uint8_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1534,10 +1526,10 @@ PTXGEN_PTX_DEVICE void cvt_ue8m0x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSatfinite = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)> cvt_ue8m0x2_bf16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)> a
+PTXGEN_PTX_DEVICE std::uint16_t cvt_ue8m0x2_bf16x2(
+    std::uint32_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_ue8m0x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1553,8 +1545,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)> cvt_ue8m0x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_ue8m0x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_ue8m0x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_ue8m0x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1597,10 +1589,10 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e4m3x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)> cvt_f16x2_e4m3x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e4m3x2(
+    std::uint16_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_f16x2_e4m3x2_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1616,8 +1608,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
     return d;
 }
 #else
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)> cvt_f16x2_e4m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e4m3x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e4m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e4m3x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1660,10 +1652,10 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e5m2x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)> cvt_f16x2_e5m2x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e5m2x2(
+    std::uint16_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_f16x2_e5m2x2_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1679,8 +1671,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
     return d;
 }
 #else
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)> cvt_f16x2_e5m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e5m2x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e5m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e5m2x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1723,10 +1715,10 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e2m3x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)> cvt_f16x2_e2m3x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e2m3x2(
+    std::uint16_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_f16x2_e2m3x2_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1742,8 +1734,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
     return d;
 }
 #else
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)> cvt_f16x2_e2m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e2m3x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e2m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e2m3x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1786,10 +1778,10 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e3m2x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)> cvt_f16x2_e3m2x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e3m2x2(
+    std::uint16_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_f16x2_e3m2x2_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1805,8 +1797,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
     return d;
 }
 #else
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)> cvt_f16x2_e3m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e3m2x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e3m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e3m2x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1849,10 +1841,10 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e2m1x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)> cvt_f16x2_e2m1x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e2m1x2(
+    std::uint8_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_f16x2_e2m1x2_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1868,8 +1860,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
     return d;
 }
 #else
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)> cvt_f16x2_e2m1x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e2m1x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e2m1x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e2m1x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1913,10 +1905,10 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e4m3x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false, bool PtxgenSatfinite = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)> cvt_bf16x2_e4m3x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e4m3x2(
+    std::uint16_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_bf16x2_e4m3x2_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1932,8 +1924,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
     return d;
 }
 #else
-template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)> cvt_bf16x2_e4m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e4m3x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e4m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e4m3x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1977,10 +1969,10 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e5m2x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false, bool PtxgenSatfinite = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)> cvt_bf16x2_e5m2x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e5m2x2(
+    std::uint16_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_bf16x2_e5m2x2_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1996,8 +1988,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
     return d;
 }
 #else
-template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)> cvt_bf16x2_e5m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e5m2x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e5m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e5m2x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2041,10 +2033,10 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e2m3x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false, bool PtxgenSatfinite = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)> cvt_bf16x2_e2m3x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e2m3x2(
+    std::uint16_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_bf16x2_e2m3x2_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2060,8 +2052,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
     return d;
 }
 #else
-template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)> cvt_bf16x2_e2m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e2m3x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e2m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e2m3x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2105,10 +2097,10 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e3m2x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false, bool PtxgenSatfinite = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)> cvt_bf16x2_e3m2x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e3m2x2(
+    std::uint16_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_bf16x2_e3m2x2_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2124,8 +2116,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
     return d;
 }
 #else
-template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)> cvt_bf16x2_e3m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e3m2x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e3m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e3m2x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2169,10 +2161,10 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e2m1x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false, bool PtxgenSatfinite = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)> cvt_bf16x2_e2m1x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e2m1x2(
+    std::uint8_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_bf16x2_e2m1x2_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2188,8 +2180,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
     return d;
 }
 #else
-template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)> cvt_bf16x2_e2m1x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e2m1x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e2m1x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e2m1x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2205,10 +2197,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
  *   a: the value to convert (of a pair from f32, the one for the upper element)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)> cvt_bf16x2_ue8m0x2(
-    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_ue8m0x2(
+    [[maybe_unused]] std::uint16_t a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // cvt.rn.bf16x2.ue8m0x2
@@ -2222,7 +2214,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)> cvt_bf16x2_ue8m0x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_ue8m0x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_ue8m0x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_ue8m0x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2273,10 +2265,10 @@ PTXGEN_PTX_DEVICE void cvt_tf32_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)> cvt_tf32_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)> a
+PTXGEN_PTX_DEVICE std::uint32_t cvt_tf32_f32(
+    float a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_tf32_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2292,8 +2284,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)> cvt_tf32_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_tf32_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_tf32_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_tf32_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 #endif
 
 }  // namespace ptxgen::ptx

@@ -60,15 +60,6 @@ enum class cvt_float_atype : int {
 
 
 namespace detail {
-
-PTXGEN_PTX_CONSTEXPR int cvt_float_type_d(cvt_float_rnd, bool, bool, bool, bool, cvt_float_dtype dtype, cvt_float_atype) {
-    if (const long long ptxgen_v = detail::entry("\001\001\010\010\004\001\010\010\010\010\014\010"
-            , 1, detail::cell(0, 1, static_cast<long long>(dtype), 12)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
 #if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cvt_bf16_f32_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cvt_bf16_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
@@ -144,182 +135,182 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cvt_ue8m0x2_f32_is_o
 // PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to every pass.
 #if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
 #if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)> cvt_f16x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> cvt_bf16x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16, cvt_float_atype::f32)> cvt_f16_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16, cvt_float_atype::f32)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)> cvt_bf16_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)>{}; }
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f16)> cvt_f32_f16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f32_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f16)>{}; }
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)> cvt_f32_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f32_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_1(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)> cvt_e4m3x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_f32_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)> cvt_e5m2x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_f32_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)> cvt_e2m3x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)> cvt_e3m2x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)> cvt_e2m1x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)> cvt_ue8m0x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_ue8m0x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)> cvt_e4m3x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_f16x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)> cvt_e5m2x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_f16x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)> cvt_e2m3x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)> cvt_e3m2x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)> cvt_e2m1x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)> cvt_e4m3x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)> cvt_e5m2x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)> cvt_e2m3x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)> cvt_e3m2x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)> cvt_e2m1x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)> cvt_ue8m0x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_ue8m0x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)>{}; }
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)> cvt_f16x2_e4m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e4m3x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)>{}; }
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)> cvt_f16x2_e5m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e5m2x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)>{}; }
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)> cvt_f16x2_e2m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e2m3x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)>{}; }
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)> cvt_f16x2_e3m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e3m2x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)>{}; }
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)> cvt_f16x2_e2m1x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e2m1x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)>{}; }
-template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)> cvt_bf16x2_e4m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e4m3x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)>{}; }
-template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)> cvt_bf16x2_e5m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e5m2x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)>{}; }
-template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)> cvt_bf16x2_e2m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e2m3x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)>{}; }
-template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)> cvt_bf16x2_e3m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e3m2x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)>{}; }
-template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)> cvt_bf16x2_e2m1x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e2m1x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)>{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)> cvt_bf16x2_ue8m0x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_ue8m0x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)>{}; }
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)> cvt_tf32_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_tf32_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float cvt_f32_f16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f32_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float cvt_f32_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f32_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_1(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e4m3x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_f32_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e5m2x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_f32_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e2m3x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e3m2x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint8_t cvt_e2m1x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint8_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_ue8m0x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_ue8m0x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e4m3x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_f16x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e5m2x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_f16x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e2m3x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e3m2x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint8_t cvt_e2m1x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return std::uint8_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e4m3x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e5m2x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e2m3x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e3m2x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint8_t cvt_e2m1x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return std::uint8_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_ue8m0x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_ue8m0x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e4m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e4m3x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e5m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e5m2x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e2m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e2m3x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e3m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e3m2x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e2m1x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e2m1x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e4m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e4m3x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e5m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e5m2x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e2m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e2m3x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e3m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e3m2x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e2m1x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e2m1x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_ue8m0x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_ue8m0x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_tf32_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_tf32_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 #else
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false, bool Satfinite = false, bool Pzo = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, Satfinite, Pzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)> cvt_f16x2_f32(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, Satfinite, Pzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)> a, float b) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)> cvt_f16x2_f32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false, bool Satfinite = false, bool Pzo = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, Satfinite, Pzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> cvt_bf16x2_f32(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, Satfinite, Pzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> a, float b) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> cvt_bf16x2_f32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false, bool Satfinite = false, bool Pzo = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, Satfinite, Pzo, cvt_float_dtype::f16, cvt_float_atype::f32)> cvt_f16_f32(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, Satfinite, Pzo, cvt_float_dtype::f16, cvt_float_atype::f32)> a) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16, cvt_float_atype::f32)> cvt_f16_f32(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16, cvt_float_atype::f32)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false, bool Satfinite = false, bool Pzo = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, Satfinite, Pzo, cvt_float_dtype::bf16, cvt_float_atype::f32)> cvt_bf16_f32(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, Satfinite, Pzo, cvt_float_dtype::bf16, cvt_float_atype::f32)> a) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)> cvt_bf16_f32(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)>{}; }
-/* template <bool Ftz = false> detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, Ftz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f16)> cvt_f32_f16(detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, Ftz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f16)> a) */
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f16)> cvt_f32_f16(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f16)>{}; }
-/* template <bool Ftz = false> detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, Ftz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)> cvt_f32_bf16(detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, Ftz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)> a) */
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)> cvt_f32_bf16(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)> cvt_e4m3x2_f32(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)> a, float b) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)> cvt_e4m3x2_f32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)> cvt_e5m2x2_f32(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)> a, float b) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)> cvt_e5m2x2_f32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)> cvt_e2m3x2_f32(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)> a, float b) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)> cvt_e2m3x2_f32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)> cvt_e3m2x2_f32(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)> a, float b) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)> cvt_e3m2x2_f32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)> cvt_e2m1x2_f32(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)> a, float b) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)> cvt_e2m1x2_f32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Satfinite = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, false, Satfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)> cvt_ue8m0x2_f32(detail::reg_t<detail::cvt_float_type_a(Rnd, false, false, Satfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)> a, float b) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)> cvt_ue8m0x2_f32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)> cvt_e4m3x2_f16x2(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)> a) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)> cvt_e4m3x2_f16x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)> cvt_e5m2x2_f16x2(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)> a) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)> cvt_e5m2x2_f16x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)> cvt_e2m3x2_f16x2(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)> a) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)> cvt_e2m3x2_f16x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)> cvt_e3m2x2_f16x2(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)> a) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)> cvt_e3m2x2_f16x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)> cvt_e2m1x2_f16x2(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)> a) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)> cvt_e2m1x2_f16x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)> cvt_e4m3x2_bf16x2(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)> a) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)> cvt_e4m3x2_bf16x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)> cvt_e5m2x2_bf16x2(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)> a) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)> cvt_e5m2x2_bf16x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)> cvt_e2m3x2_bf16x2(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)> a) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)> cvt_e2m3x2_bf16x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)> cvt_e3m2x2_bf16x2(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)> a) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)> cvt_e3m2x2_bf16x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)> cvt_e2m1x2_bf16x2(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)> a) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)> cvt_e2m1x2_bf16x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Satfinite = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, false, Satfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)> cvt_ue8m0x2_bf16x2(detail::reg_t<detail::cvt_float_type_a(Rnd, false, false, Satfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)> a) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)> cvt_ue8m0x2_bf16x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)>{}; }
-/* template <bool Relu = false> detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, Relu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)> cvt_f16x2_e4m3x2(detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, Relu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)> a) */
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)> cvt_f16x2_e4m3x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)>{}; }
-/* template <bool Relu = false> detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, Relu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)> cvt_f16x2_e5m2x2(detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, Relu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)> a) */
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)> cvt_f16x2_e5m2x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)>{}; }
-/* template <bool Relu = false> detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, Relu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)> cvt_f16x2_e2m3x2(detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, Relu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)> a) */
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)> cvt_f16x2_e2m3x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)>{}; }
-/* template <bool Relu = false> detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, Relu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)> cvt_f16x2_e3m2x2(detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, Relu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)> a) */
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)> cvt_f16x2_e3m2x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)>{}; }
-/* template <bool Relu = false> detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, Relu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)> cvt_f16x2_e2m1x2(detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, Relu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)> a) */
-template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)> cvt_f16x2_e2m1x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)>{}; }
-/* template <bool Relu = false, bool Satfinite = false> detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, Relu, Satfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)> cvt_bf16x2_e4m3x2(detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, Relu, Satfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)> a) */
-template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)> cvt_bf16x2_e4m3x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)>{}; }
-/* template <bool Relu = false, bool Satfinite = false> detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, Relu, Satfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)> cvt_bf16x2_e5m2x2(detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, Relu, Satfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)> a) */
-template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)> cvt_bf16x2_e5m2x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)>{}; }
-/* template <bool Relu = false, bool Satfinite = false> detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, Relu, Satfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)> cvt_bf16x2_e2m3x2(detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, Relu, Satfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)> a) */
-template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)> cvt_bf16x2_e2m3x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)>{}; }
-/* template <bool Relu = false, bool Satfinite = false> detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, Relu, Satfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)> cvt_bf16x2_e3m2x2(detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, Relu, Satfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)> a) */
-template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)> cvt_bf16x2_e3m2x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)>{}; }
-/* template <bool Relu = false, bool Satfinite = false> detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, Relu, Satfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)> cvt_bf16x2_e2m1x2(detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, Relu, Satfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)> a) */
-template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)> cvt_bf16x2_e2m1x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)>{}; }
-/* template <> detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)> cvt_bf16x2_ue8m0x2(detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)> a) */
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false, bool Satfinite = false, bool Pzo = false> std::uint32_t cvt_f16x2_f32(float a, float b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)> cvt_bf16x2_ue8m0x2(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)>{}; }
-/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false, bool Satfinite = false> detail::reg_t<detail::cvt_float_type_d(Rnd, false, Relu, Satfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)> cvt_tf32_f32(detail::reg_t<detail::cvt_float_type_a(Rnd, false, Relu, Satfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)> a) */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)> cvt_tf32_f32(detail::host_arg) { return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_f32(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false, bool Satfinite = false, bool Pzo = false> std::uint32_t cvt_bf16x2_f32(float a, float b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_f32(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false, bool Satfinite = false, bool Pzo = false> std::uint16_t cvt_f16_f32(float a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_f32(detail::host_arg) { return std::uint16_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false, bool Satfinite = false, bool Pzo = false> std::uint16_t cvt_bf16_f32(float a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_f32(detail::host_arg) { return std::uint16_t{}; }
+/* template <bool Ftz = false> float cvt_f32_f16(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float cvt_f32_f16(detail::host_arg) { return float{}; }
+/* template <bool Ftz = false> float cvt_f32_bf16(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float cvt_f32_bf16(detail::host_arg) { return float{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> std::uint16_t cvt_e4m3x2_f32(float a, float b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e4m3x2_f32(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> std::uint16_t cvt_e5m2x2_f32(float a, float b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e5m2x2_f32(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> std::uint16_t cvt_e2m3x2_f32(float a, float b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e2m3x2_f32(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> std::uint16_t cvt_e3m2x2_f32(float a, float b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e3m2x2_f32(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> std::uint8_t cvt_e2m1x2_f32(float a, float b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint8_t cvt_e2m1x2_f32(detail::host_arg, detail::host_arg) { return std::uint8_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Satfinite = false> std::uint16_t cvt_ue8m0x2_f32(float a, float b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_ue8m0x2_f32(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> std::uint16_t cvt_e4m3x2_f16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e4m3x2_f16x2(detail::host_arg) { return std::uint16_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> std::uint16_t cvt_e5m2x2_f16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e5m2x2_f16x2(detail::host_arg) { return std::uint16_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> std::uint16_t cvt_e2m3x2_f16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e2m3x2_f16x2(detail::host_arg) { return std::uint16_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> std::uint16_t cvt_e3m2x2_f16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e3m2x2_f16x2(detail::host_arg) { return std::uint16_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> std::uint8_t cvt_e2m1x2_f16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint8_t cvt_e2m1x2_f16x2(detail::host_arg) { return std::uint8_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> std::uint16_t cvt_e4m3x2_bf16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e4m3x2_bf16x2(detail::host_arg) { return std::uint16_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> std::uint16_t cvt_e5m2x2_bf16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e5m2x2_bf16x2(detail::host_arg) { return std::uint16_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> std::uint16_t cvt_e2m3x2_bf16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e2m3x2_bf16x2(detail::host_arg) { return std::uint16_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> std::uint16_t cvt_e3m2x2_bf16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_e3m2x2_bf16x2(detail::host_arg) { return std::uint16_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false> std::uint8_t cvt_e2m1x2_bf16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint8_t cvt_e2m1x2_bf16x2(detail::host_arg) { return std::uint8_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Satfinite = false> std::uint16_t cvt_ue8m0x2_bf16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_ue8m0x2_bf16x2(detail::host_arg) { return std::uint16_t{}; }
+/* template <bool Relu = false> std::uint32_t cvt_f16x2_e4m3x2(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e4m3x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Relu = false> std::uint32_t cvt_f16x2_e5m2x2(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e5m2x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Relu = false> std::uint32_t cvt_f16x2_e2m3x2(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e2m3x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Relu = false> std::uint32_t cvt_f16x2_e3m2x2(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e3m2x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Relu = false> std::uint32_t cvt_f16x2_e2m1x2(std::uint8_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_e2m1x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Relu = false, bool Satfinite = false> std::uint32_t cvt_bf16x2_e4m3x2(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e4m3x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Relu = false, bool Satfinite = false> std::uint32_t cvt_bf16x2_e5m2x2(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e5m2x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Relu = false, bool Satfinite = false> std::uint32_t cvt_bf16x2_e2m3x2(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e2m3x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Relu = false, bool Satfinite = false> std::uint32_t cvt_bf16x2_e3m2x2(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e3m2x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Relu = false, bool Satfinite = false> std::uint32_t cvt_bf16x2_e2m1x2(std::uint8_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e2m1x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint32_t cvt_bf16x2_ue8m0x2(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_ue8m0x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <cvt_float_rnd Rnd = cvt_float_rnd::none, bool Relu = false, bool Satfinite = false> std::uint32_t cvt_tf32_f32(float a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_tf32_f32(detail::host_arg) { return std::uint32_t{}; }
 #endif
 #endif
 

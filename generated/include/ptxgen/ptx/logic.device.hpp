@@ -13,110 +13,6 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int and_op_type_a(and_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int and_op_type_b(and_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int or_op_type_a(or_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int or_op_type_b(or_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int xor_op_type_a(xor_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int xor_op_type_b(xor_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int not_op_type_a(not_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int cnot_op_type_a(cnot_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int shl_op_type_a(shl_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int shr_op_type_a(shr_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\001\003\010\002\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 9)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int popc_op_type_a(popc_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 2)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int clz_op_type_a(clz_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 2)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int brev_op_type_a(brev_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 2)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
 PTXGEN_PTX_CONSTEXPR int bfind_op_type_a(bool, bfind_op_type type) {
     if (const long long ptxgen_v = detail::entry("\001\003\002\003"
             , 1, detail::cell(0, 1, static_cast<long long>(type), 4)); ptxgen_v >= 0) {
@@ -133,57 +29,9 @@ PTXGEN_PTX_CONSTEXPR int szext_op_type_a(szext_op_mode, szext_op_type type) {
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int selp_op_type_a(selp_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\001\003\010\002\003\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 11)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int selp_op_type_b(selp_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\001\003\010\002\003\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 11)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int slct_op_type_a(bool, slct_op_dtype dtype, slct_op_ctype) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\001\003\010\002\003\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(dtype), 11)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int slct_op_type_b(bool, slct_op_dtype dtype, slct_op_ctype) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\001\003\010\002\003\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(dtype), 11)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
 PTXGEN_PTX_CONSTEXPR int slct_op_type_c(bool, slct_op_dtype, slct_op_ctype ctype) {
     if (const long long ptxgen_v = detail::entry("\002\004"
             , 1, detail::cell(0, 1, static_cast<long long>(ctype), 2)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int setp_op_type_a(setp_op_cmp, bool, setp_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\001\003\010\002\003\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 11)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int setp_op_type_b(setp_op_cmp, bool, setp_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\001\003\010\002\003\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 11)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
@@ -201,11 +49,11 @@ PTXGEN_PTX_CONSTEXPR int setp_op_type_b(setp_op_cmp, bool, setp_op_type type) {
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b16)> and_b16(
-    [[maybe_unused]] detail::reg_t<detail::and_op_type_a(and_op_type::b16)> a,
-    [[maybe_unused]] detail::reg_t<detail::and_op_type_b(and_op_type::b16)> b
+PTXGEN_PTX_DEVICE std::uint16_t and_b16(
+    [[maybe_unused]] std::uint16_t a,
+    [[maybe_unused]] std::uint16_t b
 ) {
-    detail::reg_t<detail::and_op_type_d(and_op_type::b16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // and.b16
@@ -228,11 +76,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b16)> and_b16
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b32)> and_b32(
-    [[maybe_unused]] detail::reg_t<detail::and_op_type_a(and_op_type::b32)> a,
-    [[maybe_unused]] detail::reg_t<detail::and_op_type_b(and_op_type::b32)> b
+PTXGEN_PTX_DEVICE std::uint32_t and_b32(
+    [[maybe_unused]] std::uint32_t a,
+    [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::and_op_type_d(and_op_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // and.b32
@@ -255,11 +103,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b32)> and_b32
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b64)> and_b64(
-    [[maybe_unused]] detail::reg_t<detail::and_op_type_a(and_op_type::b64)> a,
-    [[maybe_unused]] detail::reg_t<detail::and_op_type_b(and_op_type::b64)> b
+PTXGEN_PTX_DEVICE std::uint64_t and_b64(
+    [[maybe_unused]] std::uint64_t a,
+    [[maybe_unused]] std::uint64_t b
 ) {
-    detail::reg_t<detail::and_op_type_d(and_op_type::b64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // and.b64
@@ -282,11 +130,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b64)> and_b64
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b16)> or_b16(
-    [[maybe_unused]] detail::reg_t<detail::or_op_type_a(or_op_type::b16)> a,
-    [[maybe_unused]] detail::reg_t<detail::or_op_type_b(or_op_type::b16)> b
+PTXGEN_PTX_DEVICE std::uint16_t or_b16(
+    [[maybe_unused]] std::uint16_t a,
+    [[maybe_unused]] std::uint16_t b
 ) {
-    detail::reg_t<detail::or_op_type_d(or_op_type::b16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // or.b16
@@ -309,11 +157,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b16)> or_b16(
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b32)> or_b32(
-    [[maybe_unused]] detail::reg_t<detail::or_op_type_a(or_op_type::b32)> a,
-    [[maybe_unused]] detail::reg_t<detail::or_op_type_b(or_op_type::b32)> b
+PTXGEN_PTX_DEVICE std::uint32_t or_b32(
+    [[maybe_unused]] std::uint32_t a,
+    [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::or_op_type_d(or_op_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // or.b32
@@ -336,11 +184,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b32)> or_b32(
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b64)> or_b64(
-    [[maybe_unused]] detail::reg_t<detail::or_op_type_a(or_op_type::b64)> a,
-    [[maybe_unused]] detail::reg_t<detail::or_op_type_b(or_op_type::b64)> b
+PTXGEN_PTX_DEVICE std::uint64_t or_b64(
+    [[maybe_unused]] std::uint64_t a,
+    [[maybe_unused]] std::uint64_t b
 ) {
-    detail::reg_t<detail::or_op_type_d(or_op_type::b64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // or.b64
@@ -363,11 +211,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b64)> or_b64(
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b16)> xor_b16(
-    [[maybe_unused]] detail::reg_t<detail::xor_op_type_a(xor_op_type::b16)> a,
-    [[maybe_unused]] detail::reg_t<detail::xor_op_type_b(xor_op_type::b16)> b
+PTXGEN_PTX_DEVICE std::uint16_t xor_b16(
+    [[maybe_unused]] std::uint16_t a,
+    [[maybe_unused]] std::uint16_t b
 ) {
-    detail::reg_t<detail::xor_op_type_d(xor_op_type::b16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // xor.b16
@@ -390,11 +238,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b16)> xor_b16
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b32)> xor_b32(
-    [[maybe_unused]] detail::reg_t<detail::xor_op_type_a(xor_op_type::b32)> a,
-    [[maybe_unused]] detail::reg_t<detail::xor_op_type_b(xor_op_type::b32)> b
+PTXGEN_PTX_DEVICE std::uint32_t xor_b32(
+    [[maybe_unused]] std::uint32_t a,
+    [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::xor_op_type_d(xor_op_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // xor.b32
@@ -417,11 +265,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b32)> xor_b32
  *   b: the second input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b64)> xor_b64(
-    [[maybe_unused]] detail::reg_t<detail::xor_op_type_a(xor_op_type::b64)> a,
-    [[maybe_unused]] detail::reg_t<detail::xor_op_type_b(xor_op_type::b64)> b
+PTXGEN_PTX_DEVICE std::uint64_t xor_b64(
+    [[maybe_unused]] std::uint64_t a,
+    [[maybe_unused]] std::uint64_t b
 ) {
-    detail::reg_t<detail::xor_op_type_d(xor_op_type::b64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // xor.b64
@@ -443,10 +291,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b64)> xor_b64
  *   a: the input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::not_op_type_d(not_op_type::b16)> not_b16(
-    [[maybe_unused]] detail::reg_t<detail::not_op_type_a(not_op_type::b16)> a
+PTXGEN_PTX_DEVICE std::uint16_t not_b16(
+    [[maybe_unused]] std::uint16_t a
 ) {
-    detail::reg_t<detail::not_op_type_d(not_op_type::b16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // not.b16
@@ -468,10 +316,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::not_op_type_d(not_op_type::b16)> not_b16
  *   a: the input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::not_op_type_d(not_op_type::b32)> not_b32(
-    [[maybe_unused]] detail::reg_t<detail::not_op_type_a(not_op_type::b32)> a
+PTXGEN_PTX_DEVICE std::uint32_t not_b32(
+    [[maybe_unused]] std::uint32_t a
 ) {
-    detail::reg_t<detail::not_op_type_d(not_op_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // not.b32
@@ -493,10 +341,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::not_op_type_d(not_op_type::b32)> not_b32
  *   a: the input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::not_op_type_d(not_op_type::b64)> not_b64(
-    [[maybe_unused]] detail::reg_t<detail::not_op_type_a(not_op_type::b64)> a
+PTXGEN_PTX_DEVICE std::uint64_t not_b64(
+    [[maybe_unused]] std::uint64_t a
 ) {
-    detail::reg_t<detail::not_op_type_d(not_op_type::b64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // not.b64
@@ -518,10 +366,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::not_op_type_d(not_op_type::b64)> not_b64
  *   a: the input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b16)> cnot_b16(
-    [[maybe_unused]] detail::reg_t<detail::cnot_op_type_a(cnot_op_type::b16)> a
+PTXGEN_PTX_DEVICE std::uint16_t cnot_b16(
+    [[maybe_unused]] std::uint16_t a
 ) {
-    detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // cnot.b16
@@ -543,10 +391,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b16)> cnot_
  *   a: the input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b32)> cnot_b32(
-    [[maybe_unused]] detail::reg_t<detail::cnot_op_type_a(cnot_op_type::b32)> a
+PTXGEN_PTX_DEVICE std::uint32_t cnot_b32(
+    [[maybe_unused]] std::uint32_t a
 ) {
-    detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // cnot.b32
@@ -568,10 +416,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b32)> cnot_
  *   a: the input
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b64)> cnot_b64(
-    [[maybe_unused]] detail::reg_t<detail::cnot_op_type_a(cnot_op_type::b64)> a
+PTXGEN_PTX_DEVICE std::uint64_t cnot_b64(
+    [[maybe_unused]] std::uint64_t a
 ) {
-    detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // cnot.b64
@@ -594,11 +442,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b64)> cnot_
  *   b: the shift amount
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shl_op_type_d(shl_op_type::b16)> shl_b16(
-    [[maybe_unused]] detail::reg_t<detail::shl_op_type_a(shl_op_type::b16)> a,
+PTXGEN_PTX_DEVICE std::uint16_t shl_b16(
+    [[maybe_unused]] std::uint16_t a,
     [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::shl_op_type_d(shl_op_type::b16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // shl.b16
@@ -621,11 +469,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::shl_op_type_d(shl_op_type::b16)> shl_b16
  *   b: the shift amount
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shl_op_type_d(shl_op_type::b32)> shl_b32(
-    [[maybe_unused]] detail::reg_t<detail::shl_op_type_a(shl_op_type::b32)> a,
+PTXGEN_PTX_DEVICE std::uint32_t shl_b32(
+    [[maybe_unused]] std::uint32_t a,
     [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::shl_op_type_d(shl_op_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // shl.b32
@@ -648,11 +496,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::shl_op_type_d(shl_op_type::b32)> shl_b32
  *   b: the shift amount
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shl_op_type_d(shl_op_type::b64)> shl_b64(
-    [[maybe_unused]] detail::reg_t<detail::shl_op_type_a(shl_op_type::b64)> a,
+PTXGEN_PTX_DEVICE std::uint64_t shl_b64(
+    [[maybe_unused]] std::uint64_t a,
     [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::shl_op_type_d(shl_op_type::b64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // shl.b64
@@ -675,11 +523,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::shl_op_type_d(shl_op_type::b64)> shl_b64
  *   b: the shift amount
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::b16)> shr_b16(
-    [[maybe_unused]] detail::reg_t<detail::shr_op_type_a(shr_op_type::b16)> a,
+PTXGEN_PTX_DEVICE std::uint16_t shr_b16(
+    [[maybe_unused]] std::uint16_t a,
     [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::shr_op_type_d(shr_op_type::b16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // shr.b16
@@ -702,11 +550,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::b16)> shr_b16
  *   b: the shift amount
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::b32)> shr_b32(
-    [[maybe_unused]] detail::reg_t<detail::shr_op_type_a(shr_op_type::b32)> a,
+PTXGEN_PTX_DEVICE std::uint32_t shr_b32(
+    [[maybe_unused]] std::uint32_t a,
     [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::shr_op_type_d(shr_op_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // shr.b32
@@ -729,11 +577,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::b32)> shr_b32
  *   b: the shift amount
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::b64)> shr_b64(
-    [[maybe_unused]] detail::reg_t<detail::shr_op_type_a(shr_op_type::b64)> a,
+PTXGEN_PTX_DEVICE std::uint64_t shr_b64(
+    [[maybe_unused]] std::uint64_t a,
     [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::shr_op_type_d(shr_op_type::b64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // shr.b64
@@ -756,11 +604,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::b64)> shr_b64
  *   b: the shift amount
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::u16)> shr_u16(
-    [[maybe_unused]] detail::reg_t<detail::shr_op_type_a(shr_op_type::u16)> a,
+PTXGEN_PTX_DEVICE std::uint16_t shr_u16(
+    [[maybe_unused]] std::uint16_t a,
     [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::shr_op_type_d(shr_op_type::u16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // shr.u16
@@ -783,11 +631,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::u16)> shr_u16
  *   b: the shift amount
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::u32)> shr_u32(
-    [[maybe_unused]] detail::reg_t<detail::shr_op_type_a(shr_op_type::u32)> a,
+PTXGEN_PTX_DEVICE std::uint32_t shr_u32(
+    [[maybe_unused]] std::uint32_t a,
     [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::shr_op_type_d(shr_op_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // shr.u32
@@ -810,11 +658,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::u32)> shr_u32
  *   b: the shift amount
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::u64)> shr_u64(
-    [[maybe_unused]] detail::reg_t<detail::shr_op_type_a(shr_op_type::u64)> a,
+PTXGEN_PTX_DEVICE std::uint64_t shr_u64(
+    [[maybe_unused]] std::uint64_t a,
     [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::shr_op_type_d(shr_op_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // shr.u64
@@ -837,11 +685,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::u64)> shr_u64
  *   b: the shift amount
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::s16)> shr_s16(
-    [[maybe_unused]] detail::reg_t<detail::shr_op_type_a(shr_op_type::s16)> a,
+PTXGEN_PTX_DEVICE std::uint16_t shr_s16(
+    [[maybe_unused]] std::uint16_t a,
     [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::shr_op_type_d(shr_op_type::s16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // shr.s16
@@ -864,11 +712,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::s16)> shr_s16
  *   b: the shift amount
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::s32)> shr_s32(
-    [[maybe_unused]] detail::reg_t<detail::shr_op_type_a(shr_op_type::s32)> a,
+PTXGEN_PTX_DEVICE std::int32_t shr_s32(
+    [[maybe_unused]] std::int32_t a,
     [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::shr_op_type_d(shr_op_type::s32)> d{};
+    std::int32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // shr.s32
@@ -891,11 +739,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::s32)> shr_s32
  *   b: the shift amount
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::s64)> shr_s64(
-    [[maybe_unused]] detail::reg_t<detail::shr_op_type_a(shr_op_type::s64)> a,
+PTXGEN_PTX_DEVICE std::uint64_t shr_s64(
+    [[maybe_unused]] std::uint64_t a,
     [[maybe_unused]] std::uint32_t b
 ) {
-    detail::reg_t<detail::shr_op_type_d(shr_op_type::s64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // shr.s64
@@ -1036,7 +884,7 @@ PTXGEN_PTX_DEVICE std::uint32_t shf_r(
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 PTXGEN_PTX_DEVICE std::uint32_t popc_b32(
-    [[maybe_unused]] detail::reg_t<detail::popc_op_type_a(popc_op_type::b32)> a
+    [[maybe_unused]] std::uint32_t a
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
@@ -1061,7 +909,7 @@ PTXGEN_PTX_DEVICE std::uint32_t popc_b32(
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 PTXGEN_PTX_DEVICE std::uint32_t popc_b64(
-    [[maybe_unused]] detail::reg_t<detail::popc_op_type_a(popc_op_type::b64)> a
+    [[maybe_unused]] std::uint64_t a
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
@@ -1086,7 +934,7 @@ PTXGEN_PTX_DEVICE std::uint32_t popc_b64(
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 PTXGEN_PTX_DEVICE std::uint32_t clz_b32(
-    [[maybe_unused]] detail::reg_t<detail::clz_op_type_a(clz_op_type::b32)> a
+    [[maybe_unused]] std::uint32_t a
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
@@ -1111,7 +959,7 @@ PTXGEN_PTX_DEVICE std::uint32_t clz_b32(
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 PTXGEN_PTX_DEVICE std::uint32_t clz_b64(
-    [[maybe_unused]] detail::reg_t<detail::clz_op_type_a(clz_op_type::b64)> a
+    [[maybe_unused]] std::uint64_t a
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
@@ -1135,10 +983,10 @@ PTXGEN_PTX_DEVICE std::uint32_t clz_b64(
  *   a: the value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::brev_op_type_d(brev_op_type::b32)> brev_b32(
-    [[maybe_unused]] detail::reg_t<detail::brev_op_type_a(brev_op_type::b32)> a
+PTXGEN_PTX_DEVICE std::uint32_t brev_b32(
+    [[maybe_unused]] std::uint32_t a
 ) {
-    detail::reg_t<detail::brev_op_type_d(brev_op_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // brev.b32
@@ -1160,10 +1008,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::brev_op_type_d(brev_op_type::b32)> brev_
  *   a: the value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::brev_op_type_d(brev_op_type::b64)> brev_b64(
-    [[maybe_unused]] detail::reg_t<detail::brev_op_type_a(brev_op_type::b64)> a
+PTXGEN_PTX_DEVICE std::uint64_t brev_b64(
+    [[maybe_unused]] std::uint64_t a
 ) {
-    detail::reg_t<detail::brev_op_type_d(brev_op_type::b64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // brev.b64
@@ -1385,12 +1233,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::szext_op_type_d(PtxgenMode, PtxgenType)>
  *   c: the condition
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::b16)> selp_b16(
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_a(selp_op_type::b16)> a,
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_b(selp_op_type::b16)> b,
+PTXGEN_PTX_DEVICE std::uint16_t selp_b16(
+    [[maybe_unused]] std::uint16_t a,
+    [[maybe_unused]] std::uint16_t b,
     [[maybe_unused]] bool c
 ) {
-    detail::reg_t<detail::selp_op_type_d(selp_op_type::b16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // selp.b16
@@ -1414,12 +1262,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::b16)> selp_
  *   c: the condition
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::b32)> selp_b32(
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_a(selp_op_type::b32)> a,
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_b(selp_op_type::b32)> b,
+PTXGEN_PTX_DEVICE std::uint32_t selp_b32(
+    [[maybe_unused]] std::uint32_t a,
+    [[maybe_unused]] std::uint32_t b,
     [[maybe_unused]] bool c
 ) {
-    detail::reg_t<detail::selp_op_type_d(selp_op_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // selp.b32
@@ -1443,12 +1291,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::b32)> selp_
  *   c: the condition
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::b64)> selp_b64(
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_a(selp_op_type::b64)> a,
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_b(selp_op_type::b64)> b,
+PTXGEN_PTX_DEVICE std::uint64_t selp_b64(
+    [[maybe_unused]] std::uint64_t a,
+    [[maybe_unused]] std::uint64_t b,
     [[maybe_unused]] bool c
 ) {
-    detail::reg_t<detail::selp_op_type_d(selp_op_type::b64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // selp.b64
@@ -1472,12 +1320,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::b64)> selp_
  *   c: the condition
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::u16)> selp_u16(
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_a(selp_op_type::u16)> a,
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_b(selp_op_type::u16)> b,
+PTXGEN_PTX_DEVICE std::uint16_t selp_u16(
+    [[maybe_unused]] std::uint16_t a,
+    [[maybe_unused]] std::uint16_t b,
     [[maybe_unused]] bool c
 ) {
-    detail::reg_t<detail::selp_op_type_d(selp_op_type::u16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // selp.u16
@@ -1501,12 +1349,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::u16)> selp_
  *   c: the condition
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::u32)> selp_u32(
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_a(selp_op_type::u32)> a,
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_b(selp_op_type::u32)> b,
+PTXGEN_PTX_DEVICE std::uint32_t selp_u32(
+    [[maybe_unused]] std::uint32_t a,
+    [[maybe_unused]] std::uint32_t b,
     [[maybe_unused]] bool c
 ) {
-    detail::reg_t<detail::selp_op_type_d(selp_op_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // selp.u32
@@ -1530,12 +1378,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::u32)> selp_
  *   c: the condition
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::u64)> selp_u64(
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_a(selp_op_type::u64)> a,
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_b(selp_op_type::u64)> b,
+PTXGEN_PTX_DEVICE std::uint64_t selp_u64(
+    [[maybe_unused]] std::uint64_t a,
+    [[maybe_unused]] std::uint64_t b,
     [[maybe_unused]] bool c
 ) {
-    detail::reg_t<detail::selp_op_type_d(selp_op_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // selp.u64
@@ -1559,12 +1407,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::u64)> selp_
  *   c: the condition
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::s16)> selp_s16(
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_a(selp_op_type::s16)> a,
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_b(selp_op_type::s16)> b,
+PTXGEN_PTX_DEVICE std::uint16_t selp_s16(
+    [[maybe_unused]] std::uint16_t a,
+    [[maybe_unused]] std::uint16_t b,
     [[maybe_unused]] bool c
 ) {
-    detail::reg_t<detail::selp_op_type_d(selp_op_type::s16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // selp.s16
@@ -1588,12 +1436,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::s16)> selp_
  *   c: the condition
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::s32)> selp_s32(
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_a(selp_op_type::s32)> a,
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_b(selp_op_type::s32)> b,
+PTXGEN_PTX_DEVICE std::int32_t selp_s32(
+    [[maybe_unused]] std::int32_t a,
+    [[maybe_unused]] std::int32_t b,
     [[maybe_unused]] bool c
 ) {
-    detail::reg_t<detail::selp_op_type_d(selp_op_type::s32)> d{};
+    std::int32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // selp.s32
@@ -1617,12 +1465,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::s32)> selp_
  *   c: the condition
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::s64)> selp_s64(
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_a(selp_op_type::s64)> a,
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_b(selp_op_type::s64)> b,
+PTXGEN_PTX_DEVICE std::uint64_t selp_s64(
+    [[maybe_unused]] std::uint64_t a,
+    [[maybe_unused]] std::uint64_t b,
     [[maybe_unused]] bool c
 ) {
-    detail::reg_t<detail::selp_op_type_d(selp_op_type::s64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // selp.s64
@@ -1646,12 +1494,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::s64)> selp_
  *   c: the condition
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::f32)> selp_f32(
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_a(selp_op_type::f32)> a,
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_b(selp_op_type::f32)> b,
+PTXGEN_PTX_DEVICE float selp_f32(
+    [[maybe_unused]] float a,
+    [[maybe_unused]] float b,
     [[maybe_unused]] bool c
 ) {
-    detail::reg_t<detail::selp_op_type_d(selp_op_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // selp.f32
@@ -1675,12 +1523,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::f32)> selp_
  *   c: the condition
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::f64)> selp_f64(
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_a(selp_op_type::f64)> a,
-    [[maybe_unused]] detail::reg_t<detail::selp_op_type_b(selp_op_type::f64)> b,
+PTXGEN_PTX_DEVICE double selp_f64(
+    [[maybe_unused]] double a,
+    [[maybe_unused]] double b,
     [[maybe_unused]] bool c
 ) {
-    detail::reg_t<detail::selp_op_type_d(selp_op_type::f64)> d{};
+    double d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // selp.f64
@@ -1732,12 +1580,12 @@ PTXGEN_PTX_DEVICE void slct_b16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxg
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b16, PtxgenCtype)> slct_b16(
-    detail::reg_t<detail::slct_op_type_a(PtxgenFtz, slct_op_dtype::b16, PtxgenCtype)> a,
-    detail::reg_t<detail::slct_op_type_b(PtxgenFtz, slct_op_dtype::b16, PtxgenCtype)> b,
+PTXGEN_PTX_DEVICE std::uint16_t slct_b16(
+    std::uint16_t a,
+    std::uint16_t b,
     detail::reg_t<detail::slct_op_type_c(PtxgenFtz, slct_op_dtype::b16, PtxgenCtype)> c
 ) {
-    detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b16, PtxgenCtype)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::slct_b16_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCtype)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1792,12 +1640,12 @@ PTXGEN_PTX_DEVICE void slct_b32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxg
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b32, PtxgenCtype)> slct_b32(
-    detail::reg_t<detail::slct_op_type_a(PtxgenFtz, slct_op_dtype::b32, PtxgenCtype)> a,
-    detail::reg_t<detail::slct_op_type_b(PtxgenFtz, slct_op_dtype::b32, PtxgenCtype)> b,
+PTXGEN_PTX_DEVICE std::uint32_t slct_b32(
+    std::uint32_t a,
+    std::uint32_t b,
     detail::reg_t<detail::slct_op_type_c(PtxgenFtz, slct_op_dtype::b32, PtxgenCtype)> c
 ) {
-    detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b32, PtxgenCtype)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::slct_b32_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCtype)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1852,12 +1700,12 @@ PTXGEN_PTX_DEVICE void slct_b64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxg
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b64, PtxgenCtype)> slct_b64(
-    detail::reg_t<detail::slct_op_type_a(PtxgenFtz, slct_op_dtype::b64, PtxgenCtype)> a,
-    detail::reg_t<detail::slct_op_type_b(PtxgenFtz, slct_op_dtype::b64, PtxgenCtype)> b,
+PTXGEN_PTX_DEVICE std::uint64_t slct_b64(
+    std::uint64_t a,
+    std::uint64_t b,
     detail::reg_t<detail::slct_op_type_c(PtxgenFtz, slct_op_dtype::b64, PtxgenCtype)> c
 ) {
-    detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b64, PtxgenCtype)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::slct_b64_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCtype)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1912,12 +1760,12 @@ PTXGEN_PTX_DEVICE void slct_u16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxg
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u16, PtxgenCtype)> slct_u16(
-    detail::reg_t<detail::slct_op_type_a(PtxgenFtz, slct_op_dtype::u16, PtxgenCtype)> a,
-    detail::reg_t<detail::slct_op_type_b(PtxgenFtz, slct_op_dtype::u16, PtxgenCtype)> b,
+PTXGEN_PTX_DEVICE std::uint16_t slct_u16(
+    std::uint16_t a,
+    std::uint16_t b,
     detail::reg_t<detail::slct_op_type_c(PtxgenFtz, slct_op_dtype::u16, PtxgenCtype)> c
 ) {
-    detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u16, PtxgenCtype)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::slct_u16_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCtype)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1972,12 +1820,12 @@ PTXGEN_PTX_DEVICE void slct_u32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxg
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u32, PtxgenCtype)> slct_u32(
-    detail::reg_t<detail::slct_op_type_a(PtxgenFtz, slct_op_dtype::u32, PtxgenCtype)> a,
-    detail::reg_t<detail::slct_op_type_b(PtxgenFtz, slct_op_dtype::u32, PtxgenCtype)> b,
+PTXGEN_PTX_DEVICE std::uint32_t slct_u32(
+    std::uint32_t a,
+    std::uint32_t b,
     detail::reg_t<detail::slct_op_type_c(PtxgenFtz, slct_op_dtype::u32, PtxgenCtype)> c
 ) {
-    detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u32, PtxgenCtype)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::slct_u32_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCtype)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2032,12 +1880,12 @@ PTXGEN_PTX_DEVICE void slct_u64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxg
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u64, PtxgenCtype)> slct_u64(
-    detail::reg_t<detail::slct_op_type_a(PtxgenFtz, slct_op_dtype::u64, PtxgenCtype)> a,
-    detail::reg_t<detail::slct_op_type_b(PtxgenFtz, slct_op_dtype::u64, PtxgenCtype)> b,
+PTXGEN_PTX_DEVICE std::uint64_t slct_u64(
+    std::uint64_t a,
+    std::uint64_t b,
     detail::reg_t<detail::slct_op_type_c(PtxgenFtz, slct_op_dtype::u64, PtxgenCtype)> c
 ) {
-    detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u64, PtxgenCtype)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::slct_u64_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCtype)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2092,12 +1940,12 @@ PTXGEN_PTX_DEVICE void slct_s16_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxg
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s16, PtxgenCtype)> slct_s16(
-    detail::reg_t<detail::slct_op_type_a(PtxgenFtz, slct_op_dtype::s16, PtxgenCtype)> a,
-    detail::reg_t<detail::slct_op_type_b(PtxgenFtz, slct_op_dtype::s16, PtxgenCtype)> b,
+PTXGEN_PTX_DEVICE std::uint16_t slct_s16(
+    std::uint16_t a,
+    std::uint16_t b,
     detail::reg_t<detail::slct_op_type_c(PtxgenFtz, slct_op_dtype::s16, PtxgenCtype)> c
 ) {
-    detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s16, PtxgenCtype)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::slct_s16_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCtype)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2152,12 +2000,12 @@ PTXGEN_PTX_DEVICE void slct_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxg
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s32, PtxgenCtype)> slct_s32(
-    detail::reg_t<detail::slct_op_type_a(PtxgenFtz, slct_op_dtype::s32, PtxgenCtype)> a,
-    detail::reg_t<detail::slct_op_type_b(PtxgenFtz, slct_op_dtype::s32, PtxgenCtype)> b,
+PTXGEN_PTX_DEVICE std::int32_t slct_s32(
+    std::int32_t a,
+    std::int32_t b,
     detail::reg_t<detail::slct_op_type_c(PtxgenFtz, slct_op_dtype::s32, PtxgenCtype)> c
 ) {
-    detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s32, PtxgenCtype)> d{};
+    std::int32_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::slct_s32_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCtype)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2212,12 +2060,12 @@ PTXGEN_PTX_DEVICE void slct_s64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxg
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s64, PtxgenCtype)> slct_s64(
-    detail::reg_t<detail::slct_op_type_a(PtxgenFtz, slct_op_dtype::s64, PtxgenCtype)> a,
-    detail::reg_t<detail::slct_op_type_b(PtxgenFtz, slct_op_dtype::s64, PtxgenCtype)> b,
+PTXGEN_PTX_DEVICE std::uint64_t slct_s64(
+    std::uint64_t a,
+    std::uint64_t b,
     detail::reg_t<detail::slct_op_type_c(PtxgenFtz, slct_op_dtype::s64, PtxgenCtype)> c
 ) {
-    detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s64, PtxgenCtype)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::slct_s64_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCtype)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2272,12 +2120,12 @@ PTXGEN_PTX_DEVICE void slct_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxg
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::f32, PtxgenCtype)> slct_f32(
-    detail::reg_t<detail::slct_op_type_a(PtxgenFtz, slct_op_dtype::f32, PtxgenCtype)> a,
-    detail::reg_t<detail::slct_op_type_b(PtxgenFtz, slct_op_dtype::f32, PtxgenCtype)> b,
+PTXGEN_PTX_DEVICE float slct_f32(
+    float a,
+    float b,
     detail::reg_t<detail::slct_op_type_c(PtxgenFtz, slct_op_dtype::f32, PtxgenCtype)> c
 ) {
-    detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::f32, PtxgenCtype)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::slct_f32_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCtype)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2332,12 +2180,12 @@ PTXGEN_PTX_DEVICE void slct_f64_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxg
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::f64, PtxgenCtype)> slct_f64(
-    detail::reg_t<detail::slct_op_type_a(PtxgenFtz, slct_op_dtype::f64, PtxgenCtype)> a,
-    detail::reg_t<detail::slct_op_type_b(PtxgenFtz, slct_op_dtype::f64, PtxgenCtype)> b,
+PTXGEN_PTX_DEVICE double slct_f64(
+    double a,
+    double b,
     detail::reg_t<detail::slct_op_type_c(PtxgenFtz, slct_op_dtype::f64, PtxgenCtype)> c
 ) {
-    detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::f64, PtxgenCtype)> d{};
+    double d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::slct_f64_forms0_table, detail::form_digit(detail::form_digit(0, 2, static_cast<long long>(PtxgenCtype)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2391,8 +2239,8 @@ PTXGEN_PTX_DEVICE void setp_b16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  */
 template <setp_op_cmp PtxgenCmp>
 PTXGEN_PTX_DEVICE bool setp_b16(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::b16)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::b16)> b
+    std::uint16_t a,
+    std::uint16_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
@@ -2448,8 +2296,8 @@ PTXGEN_PTX_DEVICE void setp_b32_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  */
 template <setp_op_cmp PtxgenCmp>
 PTXGEN_PTX_DEVICE bool setp_b32(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::b32)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::b32)> b
+    std::uint32_t a,
+    std::uint32_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
@@ -2505,8 +2353,8 @@ PTXGEN_PTX_DEVICE void setp_b64_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  */
 template <setp_op_cmp PtxgenCmp>
 PTXGEN_PTX_DEVICE bool setp_b64(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::b64)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::b64)> b
+    std::uint64_t a,
+    std::uint64_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
@@ -2562,8 +2410,8 @@ PTXGEN_PTX_DEVICE void setp_u16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  */
 template <setp_op_cmp PtxgenCmp>
 PTXGEN_PTX_DEVICE bool setp_u16(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::u16)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::u16)> b
+    std::uint16_t a,
+    std::uint16_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
@@ -2619,8 +2467,8 @@ PTXGEN_PTX_DEVICE void setp_u32_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  */
 template <setp_op_cmp PtxgenCmp>
 PTXGEN_PTX_DEVICE bool setp_u32(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::u32)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::u32)> b
+    std::uint32_t a,
+    std::uint32_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
@@ -2676,8 +2524,8 @@ PTXGEN_PTX_DEVICE void setp_u64_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  */
 template <setp_op_cmp PtxgenCmp>
 PTXGEN_PTX_DEVICE bool setp_u64(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::u64)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::u64)> b
+    std::uint64_t a,
+    std::uint64_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
@@ -2733,8 +2581,8 @@ PTXGEN_PTX_DEVICE void setp_s16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  */
 template <setp_op_cmp PtxgenCmp>
 PTXGEN_PTX_DEVICE bool setp_s16(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::s16)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::s16)> b
+    std::uint16_t a,
+    std::uint16_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
@@ -2790,8 +2638,8 @@ PTXGEN_PTX_DEVICE void setp_s32_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  */
 template <setp_op_cmp PtxgenCmp>
 PTXGEN_PTX_DEVICE bool setp_s32(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::s32)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::s32)> b
+    std::int32_t a,
+    std::int32_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
@@ -2847,8 +2695,8 @@ PTXGEN_PTX_DEVICE void setp_s64_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  */
 template <setp_op_cmp PtxgenCmp>
 PTXGEN_PTX_DEVICE bool setp_s64(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::s64)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::s64)> b
+    std::uint64_t a,
+    std::uint64_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
@@ -2907,8 +2755,8 @@ PTXGEN_PTX_DEVICE void setp_f32_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  */
 template <setp_op_cmp PtxgenCmp, bool PtxgenFtz = false>
 PTXGEN_PTX_DEVICE bool setp_f32(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenFtz, setp_op_type::f32)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenFtz, setp_op_type::f32)> b
+    float a,
+    float b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
@@ -2965,8 +2813,8 @@ PTXGEN_PTX_DEVICE void setp_f64_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  */
 template <setp_op_cmp PtxgenCmp>
 PTXGEN_PTX_DEVICE bool setp_f64(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::f64)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::f64)> b
+    double a,
+    double b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)

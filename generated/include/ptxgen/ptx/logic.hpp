@@ -261,89 +261,9 @@ enum class setp_op_type : int {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int and_op_type_d(and_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int or_op_type_d(or_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int xor_op_type_d(xor_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int not_op_type_d(not_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int cnot_op_type_d(cnot_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int shl_op_type_d(shl_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int shr_op_type_d(shr_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\001\003\010\002\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 9)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int brev_op_type_d(brev_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 2)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
 PTXGEN_PTX_CONSTEXPR int szext_op_type_d(szext_op_mode, szext_op_type type) {
     if (const long long ptxgen_v = detail::entry("\001\002"
             , 1, detail::cell(0, 1, static_cast<long long>(type), 2)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int selp_op_type_d(selp_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\001\003\010\002\003\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 11)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int slct_op_type_d(bool, slct_op_dtype dtype, slct_op_ctype) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\001\003\010\002\003\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(dtype), 11)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
@@ -433,59 +353,59 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_xor_b64_is_only_on_s
 #if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
 #if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b16)> and_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_and_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::and_op_type_d(and_op_type::b16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t and_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_and_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b32)> and_b32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_and_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::and_op_type_d(and_op_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t and_b32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_and_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b64)> and_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_and_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::and_op_type_d(and_op_type::b64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t and_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_and_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b16)> or_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_or_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::or_op_type_d(or_op_type::b16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t or_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_or_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b32)> or_b32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_or_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::or_op_type_d(or_op_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t or_b32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_or_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b64)> or_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_or_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::or_op_type_d(or_op_type::b64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t or_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_or_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b16)> xor_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_xor_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::xor_op_type_d(xor_op_type::b16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t xor_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_xor_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b32)> xor_b32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_xor_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::xor_op_type_d(xor_op_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t xor_b32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_xor_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b64)> xor_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_xor_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::xor_op_type_d(xor_op_type::b64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t xor_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_xor_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::not_op_type_d(not_op_type::b16)> not_b16(detail::host_arg) { detail::ptxgen_unsupported_target_not_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::not_op_type_d(not_op_type::b16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t not_b16(detail::host_arg) { detail::ptxgen_unsupported_target_not_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::not_op_type_d(not_op_type::b32)> not_b32(detail::host_arg) { detail::ptxgen_unsupported_target_not_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::not_op_type_d(not_op_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t not_b32(detail::host_arg) { detail::ptxgen_unsupported_target_not_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::not_op_type_d(not_op_type::b64)> not_b64(detail::host_arg) { detail::ptxgen_unsupported_target_not_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::not_op_type_d(not_op_type::b64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t not_b64(detail::host_arg) { detail::ptxgen_unsupported_target_not_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b16)> cnot_b16(detail::host_arg) { detail::ptxgen_unsupported_target_cnot_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t cnot_b16(detail::host_arg) { detail::ptxgen_unsupported_target_cnot_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b32)> cnot_b32(detail::host_arg) { detail::ptxgen_unsupported_target_cnot_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cnot_b32(detail::host_arg) { detail::ptxgen_unsupported_target_cnot_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b64)> cnot_b64(detail::host_arg) { detail::ptxgen_unsupported_target_cnot_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t cnot_b64(detail::host_arg) { detail::ptxgen_unsupported_target_cnot_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shl_op_type_d(shl_op_type::b16)> shl_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shl_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::shl_op_type_d(shl_op_type::b16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t shl_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shl_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shl_op_type_d(shl_op_type::b32)> shl_b32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shl_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::shl_op_type_d(shl_op_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t shl_b32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shl_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shl_op_type_d(shl_op_type::b64)> shl_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shl_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::shl_op_type_d(shl_op_type::b64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t shl_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shl_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::b16)> shr_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::shr_op_type_d(shr_op_type::b16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t shr_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::b32)> shr_b32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::shr_op_type_d(shr_op_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t shr_b32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::b64)> shr_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::shr_op_type_d(shr_op_type::b64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t shr_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::u16)> shr_u16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::shr_op_type_d(shr_op_type::u16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t shr_u16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::u32)> shr_u32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::shr_op_type_d(shr_op_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t shr_u32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::u64)> shr_u64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::shr_op_type_d(shr_op_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t shr_u64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::s16)> shr_s16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::shr_op_type_d(shr_op_type::s16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t shr_s16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::s32)> shr_s32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::shr_op_type_d(shr_op_type::s32)>{}; }
+PTXGEN_PTX_DEVICE std::int32_t shr_s32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::int32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::s64)> shr_s64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::shr_op_type_d(shr_op_type::s64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t shr_s64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shr_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t shf_l(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_shf_l_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
@@ -499,9 +419,9 @@ PTXGEN_PTX_DEVICE std::uint32_t clz_b32(detail::host_arg) { detail::ptxgen_unsup
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t clz_b64(detail::host_arg) { detail::ptxgen_unsupported_target_clz_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::brev_op_type_d(brev_op_type::b32)> brev_b32(detail::host_arg) { detail::ptxgen_unsupported_target_brev_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::brev_op_type_d(brev_op_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t brev_b32(detail::host_arg) { detail::ptxgen_unsupported_target_brev_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::brev_op_type_d(brev_op_type::b64)> brev_b64(detail::host_arg) { detail::ptxgen_unsupported_target_brev_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::brev_op_type_d(brev_op_type::b64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t brev_b64(detail::host_arg) { detail::ptxgen_unsupported_target_brev_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t bfind(detail::host_arg) { detail::ptxgen_unsupported_target_bfind_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
@@ -511,49 +431,49 @@ PTXGEN_PTX_DEVICE std::uint32_t bmsk(detail::host_arg, detail::host_arg) { detai
 template <szext_op_mode PtxgenMode, szext_op_type PtxgenType, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::szext_op_type_d(PtxgenMode, PtxgenType)> szext(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_szext_is_only_on_sm_75_and_later_from_ptx_isa_7_6(); return detail::reg_t<detail::szext_op_type_d(PtxgenMode, PtxgenType)>{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::b16)> selp_b16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::selp_op_type_d(selp_op_type::b16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t selp_b16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::b32)> selp_b32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::selp_op_type_d(selp_op_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t selp_b32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::b64)> selp_b64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::selp_op_type_d(selp_op_type::b64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t selp_b64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::u16)> selp_u16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::selp_op_type_d(selp_op_type::u16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t selp_u16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::u32)> selp_u32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::selp_op_type_d(selp_op_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t selp_u32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::u64)> selp_u64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::selp_op_type_d(selp_op_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t selp_u64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::s16)> selp_s16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::selp_op_type_d(selp_op_type::s16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t selp_s16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::s32)> selp_s32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::selp_op_type_d(selp_op_type::s32)>{}; }
+PTXGEN_PTX_DEVICE std::int32_t selp_s32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::int32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::s64)> selp_s64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::selp_op_type_d(selp_op_type::s64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t selp_s64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::f32)> selp_f32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::selp_op_type_d(selp_op_type::f32)>{}; }
+PTXGEN_PTX_DEVICE float selp_f32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::f64)> selp_f64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::selp_op_type_d(selp_op_type::f64)>{}; }
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b16, PtxgenCtype)> slct_b16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b16, PtxgenCtype)>{}; }
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b32, PtxgenCtype)> slct_b32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b32, PtxgenCtype)>{}; }
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b64, PtxgenCtype)> slct_b64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b64, PtxgenCtype)>{}; }
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u16, PtxgenCtype)> slct_u16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u16, PtxgenCtype)>{}; }
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u32, PtxgenCtype)> slct_u32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u32, PtxgenCtype)>{}; }
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u64, PtxgenCtype)> slct_u64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u64, PtxgenCtype)>{}; }
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s16, PtxgenCtype)> slct_s16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s16, PtxgenCtype)>{}; }
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s32, PtxgenCtype)> slct_s32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s32, PtxgenCtype)>{}; }
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s64, PtxgenCtype)> slct_s64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s64, PtxgenCtype)>{}; }
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::f32, PtxgenCtype)> slct_f32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::f32, PtxgenCtype)>{}; }
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::f64, PtxgenCtype)> slct_f64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::f64, PtxgenCtype)>{}; }
+PTXGEN_PTX_DEVICE double selp_f64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_selp_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t slct_b16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t slct_b32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t slct_b64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t slct_u16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t slct_u32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t slct_u64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t slct_s16(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::int32_t slct_s32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::int32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t slct_s64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float slct_f32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE double slct_f64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool setp_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 template <auto... PtxgenQ>
@@ -577,111 +497,111 @@ PTXGEN_PTX_DEVICE bool setp_f32(detail::host_arg, detail::host_arg) { detail::pt
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool setp_f64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 #else
-/* template <> detail::reg_t<detail::and_op_type_d(and_op_type::b16)> and_b16(detail::reg_t<detail::and_op_type_a(and_op_type::b16)> a, detail::reg_t<detail::and_op_type_b(and_op_type::b16)> b) */
+/* template <> std::uint16_t and_b16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b16)> and_b16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::and_op_type_d(and_op_type::b16)>{}; }
-/* template <> detail::reg_t<detail::and_op_type_d(and_op_type::b32)> and_b32(detail::reg_t<detail::and_op_type_a(and_op_type::b32)> a, detail::reg_t<detail::and_op_type_b(and_op_type::b32)> b) */
+PTXGEN_PTX_DEVICE std::uint16_t and_b16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t and_b32(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b32)> and_b32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::and_op_type_d(and_op_type::b32)>{}; }
-/* template <> detail::reg_t<detail::and_op_type_d(and_op_type::b64)> and_b64(detail::reg_t<detail::and_op_type_a(and_op_type::b64)> a, detail::reg_t<detail::and_op_type_b(and_op_type::b64)> b) */
+PTXGEN_PTX_DEVICE std::uint32_t and_b32(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t and_b64(std::uint64_t a, std::uint64_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b64)> and_b64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::and_op_type_d(and_op_type::b64)>{}; }
-/* template <> detail::reg_t<detail::or_op_type_d(or_op_type::b16)> or_b16(detail::reg_t<detail::or_op_type_a(or_op_type::b16)> a, detail::reg_t<detail::or_op_type_b(or_op_type::b16)> b) */
+PTXGEN_PTX_DEVICE std::uint64_t and_b64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <> std::uint16_t or_b16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b16)> or_b16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::or_op_type_d(or_op_type::b16)>{}; }
-/* template <> detail::reg_t<detail::or_op_type_d(or_op_type::b32)> or_b32(detail::reg_t<detail::or_op_type_a(or_op_type::b32)> a, detail::reg_t<detail::or_op_type_b(or_op_type::b32)> b) */
+PTXGEN_PTX_DEVICE std::uint16_t or_b16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t or_b32(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b32)> or_b32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::or_op_type_d(or_op_type::b32)>{}; }
-/* template <> detail::reg_t<detail::or_op_type_d(or_op_type::b64)> or_b64(detail::reg_t<detail::or_op_type_a(or_op_type::b64)> a, detail::reg_t<detail::or_op_type_b(or_op_type::b64)> b) */
+PTXGEN_PTX_DEVICE std::uint32_t or_b32(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t or_b64(std::uint64_t a, std::uint64_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b64)> or_b64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::or_op_type_d(or_op_type::b64)>{}; }
-/* template <> detail::reg_t<detail::xor_op_type_d(xor_op_type::b16)> xor_b16(detail::reg_t<detail::xor_op_type_a(xor_op_type::b16)> a, detail::reg_t<detail::xor_op_type_b(xor_op_type::b16)> b) */
+PTXGEN_PTX_DEVICE std::uint64_t or_b64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <> std::uint16_t xor_b16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b16)> xor_b16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::xor_op_type_d(xor_op_type::b16)>{}; }
-/* template <> detail::reg_t<detail::xor_op_type_d(xor_op_type::b32)> xor_b32(detail::reg_t<detail::xor_op_type_a(xor_op_type::b32)> a, detail::reg_t<detail::xor_op_type_b(xor_op_type::b32)> b) */
+PTXGEN_PTX_DEVICE std::uint16_t xor_b16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t xor_b32(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b32)> xor_b32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::xor_op_type_d(xor_op_type::b32)>{}; }
-/* template <> detail::reg_t<detail::xor_op_type_d(xor_op_type::b64)> xor_b64(detail::reg_t<detail::xor_op_type_a(xor_op_type::b64)> a, detail::reg_t<detail::xor_op_type_b(xor_op_type::b64)> b) */
+PTXGEN_PTX_DEVICE std::uint32_t xor_b32(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t xor_b64(std::uint64_t a, std::uint64_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b64)> xor_b64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::xor_op_type_d(xor_op_type::b64)>{}; }
-/* template <> detail::reg_t<detail::not_op_type_d(not_op_type::b16)> not_b16(detail::reg_t<detail::not_op_type_a(not_op_type::b16)> a) */
+PTXGEN_PTX_DEVICE std::uint64_t xor_b64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <> std::uint16_t not_b16(std::uint16_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::not_op_type_d(not_op_type::b16)> not_b16(detail::host_arg) { return detail::reg_t<detail::not_op_type_d(not_op_type::b16)>{}; }
-/* template <> detail::reg_t<detail::not_op_type_d(not_op_type::b32)> not_b32(detail::reg_t<detail::not_op_type_a(not_op_type::b32)> a) */
+PTXGEN_PTX_DEVICE std::uint16_t not_b16(detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t not_b32(std::uint32_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::not_op_type_d(not_op_type::b32)> not_b32(detail::host_arg) { return detail::reg_t<detail::not_op_type_d(not_op_type::b32)>{}; }
-/* template <> detail::reg_t<detail::not_op_type_d(not_op_type::b64)> not_b64(detail::reg_t<detail::not_op_type_a(not_op_type::b64)> a) */
+PTXGEN_PTX_DEVICE std::uint32_t not_b32(detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t not_b64(std::uint64_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::not_op_type_d(not_op_type::b64)> not_b64(detail::host_arg) { return detail::reg_t<detail::not_op_type_d(not_op_type::b64)>{}; }
-/* template <> detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b16)> cnot_b16(detail::reg_t<detail::cnot_op_type_a(cnot_op_type::b16)> a) */
+PTXGEN_PTX_DEVICE std::uint64_t not_b64(detail::host_arg) { return std::uint64_t{}; }
+/* template <> std::uint16_t cnot_b16(std::uint16_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b16)> cnot_b16(detail::host_arg) { return detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b16)>{}; }
-/* template <> detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b32)> cnot_b32(detail::reg_t<detail::cnot_op_type_a(cnot_op_type::b32)> a) */
+PTXGEN_PTX_DEVICE std::uint16_t cnot_b16(detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t cnot_b32(std::uint32_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b32)> cnot_b32(detail::host_arg) { return detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b32)>{}; }
-/* template <> detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b64)> cnot_b64(detail::reg_t<detail::cnot_op_type_a(cnot_op_type::b64)> a) */
+PTXGEN_PTX_DEVICE std::uint32_t cnot_b32(detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t cnot_b64(std::uint64_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b64)> cnot_b64(detail::host_arg) { return detail::reg_t<detail::cnot_op_type_d(cnot_op_type::b64)>{}; }
-/* template <> detail::reg_t<detail::shl_op_type_d(shl_op_type::b16)> shl_b16(detail::reg_t<detail::shl_op_type_a(shl_op_type::b16)> a, std::uint32_t b) */
+PTXGEN_PTX_DEVICE std::uint64_t cnot_b64(detail::host_arg) { return std::uint64_t{}; }
+/* template <> std::uint16_t shl_b16(std::uint16_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shl_op_type_d(shl_op_type::b16)> shl_b16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::shl_op_type_d(shl_op_type::b16)>{}; }
-/* template <> detail::reg_t<detail::shl_op_type_d(shl_op_type::b32)> shl_b32(detail::reg_t<detail::shl_op_type_a(shl_op_type::b32)> a, std::uint32_t b) */
+PTXGEN_PTX_DEVICE std::uint16_t shl_b16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t shl_b32(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shl_op_type_d(shl_op_type::b32)> shl_b32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::shl_op_type_d(shl_op_type::b32)>{}; }
-/* template <> detail::reg_t<detail::shl_op_type_d(shl_op_type::b64)> shl_b64(detail::reg_t<detail::shl_op_type_a(shl_op_type::b64)> a, std::uint32_t b) */
+PTXGEN_PTX_DEVICE std::uint32_t shl_b32(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t shl_b64(std::uint64_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shl_op_type_d(shl_op_type::b64)> shl_b64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::shl_op_type_d(shl_op_type::b64)>{}; }
-/* template <> detail::reg_t<detail::shr_op_type_d(shr_op_type::b16)> shr_b16(detail::reg_t<detail::shr_op_type_a(shr_op_type::b16)> a, std::uint32_t b) */
+PTXGEN_PTX_DEVICE std::uint64_t shl_b64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <> std::uint16_t shr_b16(std::uint16_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::b16)> shr_b16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::shr_op_type_d(shr_op_type::b16)>{}; }
-/* template <> detail::reg_t<detail::shr_op_type_d(shr_op_type::b32)> shr_b32(detail::reg_t<detail::shr_op_type_a(shr_op_type::b32)> a, std::uint32_t b) */
+PTXGEN_PTX_DEVICE std::uint16_t shr_b16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t shr_b32(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::b32)> shr_b32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::shr_op_type_d(shr_op_type::b32)>{}; }
-/* template <> detail::reg_t<detail::shr_op_type_d(shr_op_type::b64)> shr_b64(detail::reg_t<detail::shr_op_type_a(shr_op_type::b64)> a, std::uint32_t b) */
+PTXGEN_PTX_DEVICE std::uint32_t shr_b32(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t shr_b64(std::uint64_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::b64)> shr_b64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::shr_op_type_d(shr_op_type::b64)>{}; }
-/* template <> detail::reg_t<detail::shr_op_type_d(shr_op_type::u16)> shr_u16(detail::reg_t<detail::shr_op_type_a(shr_op_type::u16)> a, std::uint32_t b) */
+PTXGEN_PTX_DEVICE std::uint64_t shr_b64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <> std::uint16_t shr_u16(std::uint16_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::u16)> shr_u16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::shr_op_type_d(shr_op_type::u16)>{}; }
-/* template <> detail::reg_t<detail::shr_op_type_d(shr_op_type::u32)> shr_u32(detail::reg_t<detail::shr_op_type_a(shr_op_type::u32)> a, std::uint32_t b) */
+PTXGEN_PTX_DEVICE std::uint16_t shr_u16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t shr_u32(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::u32)> shr_u32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::shr_op_type_d(shr_op_type::u32)>{}; }
-/* template <> detail::reg_t<detail::shr_op_type_d(shr_op_type::u64)> shr_u64(detail::reg_t<detail::shr_op_type_a(shr_op_type::u64)> a, std::uint32_t b) */
+PTXGEN_PTX_DEVICE std::uint32_t shr_u32(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t shr_u64(std::uint64_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::u64)> shr_u64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::shr_op_type_d(shr_op_type::u64)>{}; }
-/* template <> detail::reg_t<detail::shr_op_type_d(shr_op_type::s16)> shr_s16(detail::reg_t<detail::shr_op_type_a(shr_op_type::s16)> a, std::uint32_t b) */
+PTXGEN_PTX_DEVICE std::uint64_t shr_u64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <> std::uint16_t shr_s16(std::uint16_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::s16)> shr_s16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::shr_op_type_d(shr_op_type::s16)>{}; }
-/* template <> detail::reg_t<detail::shr_op_type_d(shr_op_type::s32)> shr_s32(detail::reg_t<detail::shr_op_type_a(shr_op_type::s32)> a, std::uint32_t b) */
+PTXGEN_PTX_DEVICE std::uint16_t shr_s16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::int32_t shr_s32(std::int32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::s32)> shr_s32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::shr_op_type_d(shr_op_type::s32)>{}; }
-/* template <> detail::reg_t<detail::shr_op_type_d(shr_op_type::s64)> shr_s64(detail::reg_t<detail::shr_op_type_a(shr_op_type::s64)> a, std::uint32_t b) */
+PTXGEN_PTX_DEVICE std::int32_t shr_s32(detail::host_arg, detail::host_arg) { return std::int32_t{}; }
+/* template <> std::uint64_t shr_s64(std::uint64_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::shr_op_type_d(shr_op_type::s64)> shr_s64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::shr_op_type_d(shr_op_type::s64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t shr_s64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
 /* template <shf_op_mode Mode> std::uint32_t shf_l(std::uint32_t a, std::uint32_t b, std::uint32_t c) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t shf_l(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
 /* template <shf_op_mode Mode> std::uint32_t shf_r(std::uint32_t a, std::uint32_t b, std::uint32_t c) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t shf_r(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
-/* template <> std::uint32_t popc_b32(detail::reg_t<detail::popc_op_type_a(popc_op_type::b32)> a) */
+/* template <> std::uint32_t popc_b32(std::uint32_t a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t popc_b32(detail::host_arg) { return std::uint32_t{}; }
-/* template <> std::uint32_t popc_b64(detail::reg_t<detail::popc_op_type_a(popc_op_type::b64)> a) */
+/* template <> std::uint32_t popc_b64(std::uint64_t a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t popc_b64(detail::host_arg) { return std::uint32_t{}; }
-/* template <> std::uint32_t clz_b32(detail::reg_t<detail::clz_op_type_a(clz_op_type::b32)> a) */
+/* template <> std::uint32_t clz_b32(std::uint32_t a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t clz_b32(detail::host_arg) { return std::uint32_t{}; }
-/* template <> std::uint32_t clz_b64(detail::reg_t<detail::clz_op_type_a(clz_op_type::b64)> a) */
+/* template <> std::uint32_t clz_b64(std::uint64_t a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t clz_b64(detail::host_arg) { return std::uint32_t{}; }
-/* template <> detail::reg_t<detail::brev_op_type_d(brev_op_type::b32)> brev_b32(detail::reg_t<detail::brev_op_type_a(brev_op_type::b32)> a) */
+/* template <> std::uint32_t brev_b32(std::uint32_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::brev_op_type_d(brev_op_type::b32)> brev_b32(detail::host_arg) { return detail::reg_t<detail::brev_op_type_d(brev_op_type::b32)>{}; }
-/* template <> detail::reg_t<detail::brev_op_type_d(brev_op_type::b64)> brev_b64(detail::reg_t<detail::brev_op_type_a(brev_op_type::b64)> a) */
+PTXGEN_PTX_DEVICE std::uint32_t brev_b32(detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t brev_b64(std::uint64_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::brev_op_type_d(brev_op_type::b64)> brev_b64(detail::host_arg) { return detail::reg_t<detail::brev_op_type_d(brev_op_type::b64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t brev_b64(detail::host_arg) { return std::uint64_t{}; }
 /* template <bfind_op_type Type, bool Shiftamt = false> std::uint32_t bfind(detail::reg_t<detail::bfind_op_type_a(Shiftamt, Type)> a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t bfind(detail::host_arg) { return std::uint32_t{}; }
@@ -694,103 +614,103 @@ PTXGEN_PTX_DEVICE std::uint32_t bmsk(detail::host_arg, detail::host_arg) { retur
 /* template <szext_op_mode Mode, szext_op_type Type> detail::reg_t<detail::szext_op_type_d(Mode, Type)> szext(detail::reg_t<detail::szext_op_type_a(Mode, Type)> a, std::uint32_t b) */
 template <szext_op_mode PtxgenMode, szext_op_type PtxgenType, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::szext_op_type_d(PtxgenMode, PtxgenType)> szext(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::szext_op_type_d(PtxgenMode, PtxgenType)>{}; }
-/* template <> detail::reg_t<detail::selp_op_type_d(selp_op_type::b16)> selp_b16(detail::reg_t<detail::selp_op_type_a(selp_op_type::b16)> a, detail::reg_t<detail::selp_op_type_b(selp_op_type::b16)> b, bool c) */
+/* template <> std::uint16_t selp_b16(std::uint16_t a, std::uint16_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::b16)> selp_b16(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::selp_op_type_d(selp_op_type::b16)>{}; }
-/* template <> detail::reg_t<detail::selp_op_type_d(selp_op_type::b32)> selp_b32(detail::reg_t<detail::selp_op_type_a(selp_op_type::b32)> a, detail::reg_t<detail::selp_op_type_b(selp_op_type::b32)> b, bool c) */
+PTXGEN_PTX_DEVICE std::uint16_t selp_b16(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t selp_b32(std::uint32_t a, std::uint32_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::b32)> selp_b32(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::selp_op_type_d(selp_op_type::b32)>{}; }
-/* template <> detail::reg_t<detail::selp_op_type_d(selp_op_type::b64)> selp_b64(detail::reg_t<detail::selp_op_type_a(selp_op_type::b64)> a, detail::reg_t<detail::selp_op_type_b(selp_op_type::b64)> b, bool c) */
+PTXGEN_PTX_DEVICE std::uint32_t selp_b32(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t selp_b64(std::uint64_t a, std::uint64_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::b64)> selp_b64(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::selp_op_type_d(selp_op_type::b64)>{}; }
-/* template <> detail::reg_t<detail::selp_op_type_d(selp_op_type::u16)> selp_u16(detail::reg_t<detail::selp_op_type_a(selp_op_type::u16)> a, detail::reg_t<detail::selp_op_type_b(selp_op_type::u16)> b, bool c) */
+PTXGEN_PTX_DEVICE std::uint64_t selp_b64(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <> std::uint16_t selp_u16(std::uint16_t a, std::uint16_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::u16)> selp_u16(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::selp_op_type_d(selp_op_type::u16)>{}; }
-/* template <> detail::reg_t<detail::selp_op_type_d(selp_op_type::u32)> selp_u32(detail::reg_t<detail::selp_op_type_a(selp_op_type::u32)> a, detail::reg_t<detail::selp_op_type_b(selp_op_type::u32)> b, bool c) */
+PTXGEN_PTX_DEVICE std::uint16_t selp_u16(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t selp_u32(std::uint32_t a, std::uint32_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::u32)> selp_u32(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::selp_op_type_d(selp_op_type::u32)>{}; }
-/* template <> detail::reg_t<detail::selp_op_type_d(selp_op_type::u64)> selp_u64(detail::reg_t<detail::selp_op_type_a(selp_op_type::u64)> a, detail::reg_t<detail::selp_op_type_b(selp_op_type::u64)> b, bool c) */
+PTXGEN_PTX_DEVICE std::uint32_t selp_u32(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t selp_u64(std::uint64_t a, std::uint64_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::u64)> selp_u64(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::selp_op_type_d(selp_op_type::u64)>{}; }
-/* template <> detail::reg_t<detail::selp_op_type_d(selp_op_type::s16)> selp_s16(detail::reg_t<detail::selp_op_type_a(selp_op_type::s16)> a, detail::reg_t<detail::selp_op_type_b(selp_op_type::s16)> b, bool c) */
+PTXGEN_PTX_DEVICE std::uint64_t selp_u64(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <> std::uint16_t selp_s16(std::uint16_t a, std::uint16_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::s16)> selp_s16(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::selp_op_type_d(selp_op_type::s16)>{}; }
-/* template <> detail::reg_t<detail::selp_op_type_d(selp_op_type::s32)> selp_s32(detail::reg_t<detail::selp_op_type_a(selp_op_type::s32)> a, detail::reg_t<detail::selp_op_type_b(selp_op_type::s32)> b, bool c) */
+PTXGEN_PTX_DEVICE std::uint16_t selp_s16(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::int32_t selp_s32(std::int32_t a, std::int32_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::s32)> selp_s32(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::selp_op_type_d(selp_op_type::s32)>{}; }
-/* template <> detail::reg_t<detail::selp_op_type_d(selp_op_type::s64)> selp_s64(detail::reg_t<detail::selp_op_type_a(selp_op_type::s64)> a, detail::reg_t<detail::selp_op_type_b(selp_op_type::s64)> b, bool c) */
+PTXGEN_PTX_DEVICE std::int32_t selp_s32(detail::host_arg, detail::host_arg, detail::host_arg) { return std::int32_t{}; }
+/* template <> std::uint64_t selp_s64(std::uint64_t a, std::uint64_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::s64)> selp_s64(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::selp_op_type_d(selp_op_type::s64)>{}; }
-/* template <> detail::reg_t<detail::selp_op_type_d(selp_op_type::f32)> selp_f32(detail::reg_t<detail::selp_op_type_a(selp_op_type::f32)> a, detail::reg_t<detail::selp_op_type_b(selp_op_type::f32)> b, bool c) */
+PTXGEN_PTX_DEVICE std::uint64_t selp_s64(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <> float selp_f32(float a, float b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::f32)> selp_f32(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::selp_op_type_d(selp_op_type::f32)>{}; }
-/* template <> detail::reg_t<detail::selp_op_type_d(selp_op_type::f64)> selp_f64(detail::reg_t<detail::selp_op_type_a(selp_op_type::f64)> a, detail::reg_t<detail::selp_op_type_b(selp_op_type::f64)> b, bool c) */
+PTXGEN_PTX_DEVICE float selp_f32(detail::host_arg, detail::host_arg, detail::host_arg) { return float{}; }
+/* template <> double selp_f64(double a, double b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::selp_op_type_d(selp_op_type::f64)> selp_f64(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::selp_op_type_d(selp_op_type::f64)>{}; }
-/* template <slct_op_ctype Ctype, bool Ftz = false> detail::reg_t<detail::slct_op_type_d(Ftz, slct_op_dtype::b16, Ctype)> slct_b16(detail::reg_t<detail::slct_op_type_a(Ftz, slct_op_dtype::b16, Ctype)> a, detail::reg_t<detail::slct_op_type_b(Ftz, slct_op_dtype::b16, Ctype)> b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::b16, Ctype)> c) */
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b16, PtxgenCtype)> slct_b16(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b16, PtxgenCtype)>{}; }
-/* template <slct_op_ctype Ctype, bool Ftz = false> detail::reg_t<detail::slct_op_type_d(Ftz, slct_op_dtype::b32, Ctype)> slct_b32(detail::reg_t<detail::slct_op_type_a(Ftz, slct_op_dtype::b32, Ctype)> a, detail::reg_t<detail::slct_op_type_b(Ftz, slct_op_dtype::b32, Ctype)> b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::b32, Ctype)> c) */
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b32, PtxgenCtype)> slct_b32(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b32, PtxgenCtype)>{}; }
-/* template <slct_op_ctype Ctype, bool Ftz = false> detail::reg_t<detail::slct_op_type_d(Ftz, slct_op_dtype::b64, Ctype)> slct_b64(detail::reg_t<detail::slct_op_type_a(Ftz, slct_op_dtype::b64, Ctype)> a, detail::reg_t<detail::slct_op_type_b(Ftz, slct_op_dtype::b64, Ctype)> b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::b64, Ctype)> c) */
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b64, PtxgenCtype)> slct_b64(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::b64, PtxgenCtype)>{}; }
-/* template <slct_op_ctype Ctype, bool Ftz = false> detail::reg_t<detail::slct_op_type_d(Ftz, slct_op_dtype::u16, Ctype)> slct_u16(detail::reg_t<detail::slct_op_type_a(Ftz, slct_op_dtype::u16, Ctype)> a, detail::reg_t<detail::slct_op_type_b(Ftz, slct_op_dtype::u16, Ctype)> b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::u16, Ctype)> c) */
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u16, PtxgenCtype)> slct_u16(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u16, PtxgenCtype)>{}; }
-/* template <slct_op_ctype Ctype, bool Ftz = false> detail::reg_t<detail::slct_op_type_d(Ftz, slct_op_dtype::u32, Ctype)> slct_u32(detail::reg_t<detail::slct_op_type_a(Ftz, slct_op_dtype::u32, Ctype)> a, detail::reg_t<detail::slct_op_type_b(Ftz, slct_op_dtype::u32, Ctype)> b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::u32, Ctype)> c) */
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u32, PtxgenCtype)> slct_u32(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u32, PtxgenCtype)>{}; }
-/* template <slct_op_ctype Ctype, bool Ftz = false> detail::reg_t<detail::slct_op_type_d(Ftz, slct_op_dtype::u64, Ctype)> slct_u64(detail::reg_t<detail::slct_op_type_a(Ftz, slct_op_dtype::u64, Ctype)> a, detail::reg_t<detail::slct_op_type_b(Ftz, slct_op_dtype::u64, Ctype)> b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::u64, Ctype)> c) */
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u64, PtxgenCtype)> slct_u64(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::u64, PtxgenCtype)>{}; }
-/* template <slct_op_ctype Ctype, bool Ftz = false> detail::reg_t<detail::slct_op_type_d(Ftz, slct_op_dtype::s16, Ctype)> slct_s16(detail::reg_t<detail::slct_op_type_a(Ftz, slct_op_dtype::s16, Ctype)> a, detail::reg_t<detail::slct_op_type_b(Ftz, slct_op_dtype::s16, Ctype)> b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::s16, Ctype)> c) */
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s16, PtxgenCtype)> slct_s16(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s16, PtxgenCtype)>{}; }
-/* template <slct_op_ctype Ctype, bool Ftz = false> detail::reg_t<detail::slct_op_type_d(Ftz, slct_op_dtype::s32, Ctype)> slct_s32(detail::reg_t<detail::slct_op_type_a(Ftz, slct_op_dtype::s32, Ctype)> a, detail::reg_t<detail::slct_op_type_b(Ftz, slct_op_dtype::s32, Ctype)> b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::s32, Ctype)> c) */
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s32, PtxgenCtype)> slct_s32(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s32, PtxgenCtype)>{}; }
-/* template <slct_op_ctype Ctype, bool Ftz = false> detail::reg_t<detail::slct_op_type_d(Ftz, slct_op_dtype::s64, Ctype)> slct_s64(detail::reg_t<detail::slct_op_type_a(Ftz, slct_op_dtype::s64, Ctype)> a, detail::reg_t<detail::slct_op_type_b(Ftz, slct_op_dtype::s64, Ctype)> b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::s64, Ctype)> c) */
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s64, PtxgenCtype)> slct_s64(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::s64, PtxgenCtype)>{}; }
-/* template <slct_op_ctype Ctype, bool Ftz = false> detail::reg_t<detail::slct_op_type_d(Ftz, slct_op_dtype::f32, Ctype)> slct_f32(detail::reg_t<detail::slct_op_type_a(Ftz, slct_op_dtype::f32, Ctype)> a, detail::reg_t<detail::slct_op_type_b(Ftz, slct_op_dtype::f32, Ctype)> b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::f32, Ctype)> c) */
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::f32, PtxgenCtype)> slct_f32(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::f32, PtxgenCtype)>{}; }
-/* template <slct_op_ctype Ctype, bool Ftz = false> detail::reg_t<detail::slct_op_type_d(Ftz, slct_op_dtype::f64, Ctype)> slct_f64(detail::reg_t<detail::slct_op_type_a(Ftz, slct_op_dtype::f64, Ctype)> a, detail::reg_t<detail::slct_op_type_b(Ftz, slct_op_dtype::f64, Ctype)> b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::f64, Ctype)> c) */
-template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::f64, PtxgenCtype)> slct_f64(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::f64, PtxgenCtype)>{}; }
-/* template <setp_op_cmp Cmp> bool setp_b16(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::b16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::b16)> b) */
+PTXGEN_PTX_DEVICE double selp_f64(detail::host_arg, detail::host_arg, detail::host_arg) { return double{}; }
+/* template <slct_op_ctype Ctype, bool Ftz = false> std::uint16_t slct_b16(std::uint16_t a, std::uint16_t b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::b16, Ctype)> c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t slct_b16(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <slct_op_ctype Ctype, bool Ftz = false> std::uint32_t slct_b32(std::uint32_t a, std::uint32_t b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::b32, Ctype)> c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t slct_b32(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <slct_op_ctype Ctype, bool Ftz = false> std::uint64_t slct_b64(std::uint64_t a, std::uint64_t b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::b64, Ctype)> c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t slct_b64(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <slct_op_ctype Ctype, bool Ftz = false> std::uint16_t slct_u16(std::uint16_t a, std::uint16_t b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::u16, Ctype)> c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t slct_u16(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <slct_op_ctype Ctype, bool Ftz = false> std::uint32_t slct_u32(std::uint32_t a, std::uint32_t b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::u32, Ctype)> c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t slct_u32(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <slct_op_ctype Ctype, bool Ftz = false> std::uint64_t slct_u64(std::uint64_t a, std::uint64_t b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::u64, Ctype)> c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t slct_u64(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <slct_op_ctype Ctype, bool Ftz = false> std::uint16_t slct_s16(std::uint16_t a, std::uint16_t b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::s16, Ctype)> c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t slct_s16(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
+/* template <slct_op_ctype Ctype, bool Ftz = false> std::int32_t slct_s32(std::int32_t a, std::int32_t b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::s32, Ctype)> c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::int32_t slct_s32(detail::host_arg, detail::host_arg, detail::host_arg) { return std::int32_t{}; }
+/* template <slct_op_ctype Ctype, bool Ftz = false> std::uint64_t slct_s64(std::uint64_t a, std::uint64_t b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::s64, Ctype)> c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t slct_s64(detail::host_arg, detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <slct_op_ctype Ctype, bool Ftz = false> float slct_f32(float a, float b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::f32, Ctype)> c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float slct_f32(detail::host_arg, detail::host_arg, detail::host_arg) { return float{}; }
+/* template <slct_op_ctype Ctype, bool Ftz = false> double slct_f64(double a, double b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::f64, Ctype)> c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE double slct_f64(detail::host_arg, detail::host_arg, detail::host_arg) { return double{}; }
+/* template <setp_op_cmp Cmp> bool setp_b16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool setp_b16(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_b32(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::b32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::b32)> b) */
+/* template <setp_op_cmp Cmp> bool setp_b32(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool setp_b32(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_b64(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::b64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::b64)> b) */
+/* template <setp_op_cmp Cmp> bool setp_b64(std::uint64_t a, std::uint64_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool setp_b64(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_u16(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::u16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::u16)> b) */
+/* template <setp_op_cmp Cmp> bool setp_u16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool setp_u16(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_u32(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::u32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::u32)> b) */
+/* template <setp_op_cmp Cmp> bool setp_u32(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool setp_u32(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_u64(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::u64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::u64)> b) */
+/* template <setp_op_cmp Cmp> bool setp_u64(std::uint64_t a, std::uint64_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool setp_u64(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_s16(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::s16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::s16)> b) */
+/* template <setp_op_cmp Cmp> bool setp_s16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool setp_s16(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_s32(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::s32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::s32)> b) */
+/* template <setp_op_cmp Cmp> bool setp_s32(std::int32_t a, std::int32_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool setp_s32(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_s64(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::s64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::s64)> b) */
+/* template <setp_op_cmp Cmp> bool setp_s64(std::uint64_t a, std::uint64_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool setp_s64(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp, bool Ftz = false> bool setp_f32(detail::reg_t<detail::setp_op_type_a(Cmp, Ftz, setp_op_type::f32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Ftz, setp_op_type::f32)> b) */
+/* template <setp_op_cmp Cmp, bool Ftz = false> bool setp_f32(float a, float b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool setp_f32(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_f64(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::f64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::f64)> b) */
+/* template <setp_op_cmp Cmp> bool setp_f64(double a, double b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool setp_f64(detail::host_arg, detail::host_arg) { return bool{}; }
 #endif

@@ -13,70 +13,6 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int rcp_value_type_a(rcp_value_rnd, bool, rcp_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 2)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int sqrt_value_type_a(sqrt_value_rnd, bool, sqrt_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 2)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int rsqrt_value_type_a(rsqrt_value_rnd, bool, rsqrt_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 2)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int sin_value_type_a(sin_value_rnd, bool, sin_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\004"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 1)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int cos_value_type_a(cos_value_rnd, bool, cos_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\004"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 1)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int lg2_value_type_a(lg2_value_rnd, bool, lg2_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\004"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 1)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int ex2_value_type_a(ex2_value_rnd, bool, ex2_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 5)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int tanh_value_type_a(tanh_value_rnd, tanh_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 5)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
 }  // namespace detail
 
 #if defined(__CUDA_ARCH__)
@@ -115,10 +51,10 @@ PTXGEN_PTX_DEVICE void rcp_approx_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rcp_value_type_d(rcp_value_rnd::approx, PtxgenFtz, rcp_value_type::f32)> rcp_approx_f32(
-    detail::reg_t<detail::rcp_value_type_a(rcp_value_rnd::approx, PtxgenFtz, rcp_value_type::f32)> a
+PTXGEN_PTX_DEVICE float rcp_approx_f32(
+    float a
 ) {
-    detail::reg_t<detail::rcp_value_type_d(rcp_value_rnd::approx, PtxgenFtz, rcp_value_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::rcp_approx_f32_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -143,10 +79,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::rcp_value_type_d(rcp_value_rnd::approx, 
  *   a: the argument
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rcp_value_type_d(rcp_value_rnd::approx, true, rcp_value_type::f64)> rcp_approx_f64(
-    [[maybe_unused]] detail::reg_t<detail::rcp_value_type_a(rcp_value_rnd::approx, true, rcp_value_type::f64)> a
+PTXGEN_PTX_DEVICE double rcp_approx_f64(
+    [[maybe_unused]] double a
 ) {
-    detail::reg_t<detail::rcp_value_type_d(rcp_value_rnd::approx, true, rcp_value_type::f64)> d{};
+    double d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // rcp.approx.ftz.f64
@@ -196,10 +132,10 @@ PTXGEN_PTX_DEVICE void rcp_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <rcp_value_rnd PtxgenRnd, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rcp_value_type_d(PtxgenRnd, PtxgenFtz, rcp_value_type::f32)> rcp_f32(
-    detail::reg_t<detail::rcp_value_type_a(PtxgenRnd, PtxgenFtz, rcp_value_type::f32)> a
+PTXGEN_PTX_DEVICE float rcp_f32(
+    float a
 ) {
-    detail::reg_t<detail::rcp_value_type_d(PtxgenRnd, PtxgenFtz, rcp_value_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::rcp_f32_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -251,10 +187,10 @@ PTXGEN_PTX_DEVICE void rcp_f64_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <rcp_value_rnd PtxgenRnd>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rcp_value_type_d(PtxgenRnd, false, rcp_value_type::f64)> rcp_f64(
-    detail::reg_t<detail::rcp_value_type_a(PtxgenRnd, false, rcp_value_type::f64)> a
+PTXGEN_PTX_DEVICE double rcp_f64(
+    double a
 ) {
-    detail::reg_t<detail::rcp_value_type_d(PtxgenRnd, false, rcp_value_type::f64)> d{};
+    double d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::rcp_f64_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -308,10 +244,10 @@ PTXGEN_PTX_DEVICE void sqrt_approx_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sqrt_value_type_d(sqrt_value_rnd::approx, PtxgenFtz, sqrt_value_type::f32)> sqrt_approx_f32(
-    detail::reg_t<detail::sqrt_value_type_a(sqrt_value_rnd::approx, PtxgenFtz, sqrt_value_type::f32)> a
+PTXGEN_PTX_DEVICE float sqrt_approx_f32(
+    float a
 ) {
-    detail::reg_t<detail::sqrt_value_type_d(sqrt_value_rnd::approx, PtxgenFtz, sqrt_value_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sqrt_approx_f32_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -364,10 +300,10 @@ PTXGEN_PTX_DEVICE void sqrt_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <sqrt_value_rnd PtxgenRnd, bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sqrt_value_type_d(PtxgenRnd, PtxgenFtz, sqrt_value_type::f32)> sqrt_f32(
-    detail::reg_t<detail::sqrt_value_type_a(PtxgenRnd, PtxgenFtz, sqrt_value_type::f32)> a
+PTXGEN_PTX_DEVICE float sqrt_f32(
+    float a
 ) {
-    detail::reg_t<detail::sqrt_value_type_d(PtxgenRnd, PtxgenFtz, sqrt_value_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sqrt_f32_forms0_table, detail::form_digit(detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -419,10 +355,10 @@ PTXGEN_PTX_DEVICE void sqrt_f64_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <sqrt_value_rnd PtxgenRnd>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sqrt_value_type_d(PtxgenRnd, false, sqrt_value_type::f64)> sqrt_f64(
-    detail::reg_t<detail::sqrt_value_type_a(PtxgenRnd, false, sqrt_value_type::f64)> a
+PTXGEN_PTX_DEVICE double sqrt_f64(
+    double a
 ) {
-    detail::reg_t<detail::sqrt_value_type_d(PtxgenRnd, false, sqrt_value_type::f64)> d{};
+    double d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sqrt_f64_forms0_table, detail::form_digit(0, 5, static_cast<long long>(PtxgenRnd))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -474,10 +410,10 @@ PTXGEN_PTX_DEVICE void rsqrt_approx_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rsqrt_value_type_d(rsqrt_value_rnd::approx, PtxgenFtz, rsqrt_value_type::f32)> rsqrt_approx_f32(
-    detail::reg_t<detail::rsqrt_value_type_a(rsqrt_value_rnd::approx, PtxgenFtz, rsqrt_value_type::f32)> a
+PTXGEN_PTX_DEVICE float rsqrt_approx_f32(
+    float a
 ) {
-    detail::reg_t<detail::rsqrt_value_type_d(rsqrt_value_rnd::approx, PtxgenFtz, rsqrt_value_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::rsqrt_approx_f32_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -529,10 +465,10 @@ PTXGEN_PTX_DEVICE void rsqrt_approx_f64_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rsqrt_value_type_d(rsqrt_value_rnd::approx, PtxgenFtz, rsqrt_value_type::f64)> rsqrt_approx_f64(
-    detail::reg_t<detail::rsqrt_value_type_a(rsqrt_value_rnd::approx, PtxgenFtz, rsqrt_value_type::f64)> a
+PTXGEN_PTX_DEVICE double rsqrt_approx_f64(
+    double a
 ) {
-    detail::reg_t<detail::rsqrt_value_type_d(rsqrt_value_rnd::approx, PtxgenFtz, rsqrt_value_type::f64)> d{};
+    double d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::rsqrt_approx_f64_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -584,10 +520,10 @@ PTXGEN_PTX_DEVICE void sin_approx_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sin_value_type_d(sin_value_rnd::approx, PtxgenFtz, sin_value_type::f32)> sin_approx_f32(
-    detail::reg_t<detail::sin_value_type_a(sin_value_rnd::approx, PtxgenFtz, sin_value_type::f32)> a
+PTXGEN_PTX_DEVICE float sin_approx_f32(
+    float a
 ) {
-    detail::reg_t<detail::sin_value_type_d(sin_value_rnd::approx, PtxgenFtz, sin_value_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::sin_approx_f32_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -639,10 +575,10 @@ PTXGEN_PTX_DEVICE void cos_approx_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cos_value_type_d(cos_value_rnd::approx, PtxgenFtz, cos_value_type::f32)> cos_approx_f32(
-    detail::reg_t<detail::cos_value_type_a(cos_value_rnd::approx, PtxgenFtz, cos_value_type::f32)> a
+PTXGEN_PTX_DEVICE float cos_approx_f32(
+    float a
 ) {
-    detail::reg_t<detail::cos_value_type_d(cos_value_rnd::approx, PtxgenFtz, cos_value_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cos_approx_f32_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -694,10 +630,10 @@ PTXGEN_PTX_DEVICE void lg2_approx_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::lg2_value_type_d(lg2_value_rnd::approx, PtxgenFtz, lg2_value_type::f32)> lg2_approx_f32(
-    detail::reg_t<detail::lg2_value_type_a(lg2_value_rnd::approx, PtxgenFtz, lg2_value_type::f32)> a
+PTXGEN_PTX_DEVICE float lg2_approx_f32(
+    float a
 ) {
-    detail::reg_t<detail::lg2_value_type_d(lg2_value_rnd::approx, PtxgenFtz, lg2_value_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::lg2_approx_f32_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -749,10 +685,10 @@ PTXGEN_PTX_DEVICE void ex2_approx_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, PtxgenFtz, ex2_value_type::f32)> ex2_approx_f32(
-    detail::reg_t<detail::ex2_value_type_a(ex2_value_rnd::approx, PtxgenFtz, ex2_value_type::f32)> a
+PTXGEN_PTX_DEVICE float ex2_approx_f32(
+    float a
 ) {
-    detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, PtxgenFtz, ex2_value_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::ex2_approx_f32_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -777,10 +713,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, 
  *   a: the argument
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, false, ex2_value_type::f16)> ex2_approx_f16(
-    [[maybe_unused]] detail::reg_t<detail::ex2_value_type_a(ex2_value_rnd::approx, false, ex2_value_type::f16)> a
+PTXGEN_PTX_DEVICE std::uint16_t ex2_approx_f16(
+    [[maybe_unused]] std::uint16_t a
 ) {
-    detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, false, ex2_value_type::f16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // ex2.approx.f16
@@ -802,10 +738,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, 
  *   a: the argument
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, false, ex2_value_type::f16x2)> ex2_approx_f16x2(
-    [[maybe_unused]] detail::reg_t<detail::ex2_value_type_a(ex2_value_rnd::approx, false, ex2_value_type::f16x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t ex2_approx_f16x2(
+    [[maybe_unused]] std::uint32_t a
 ) {
-    detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, false, ex2_value_type::f16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // ex2.approx.f16x2
@@ -831,10 +767,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, 
  *   a: the argument
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16)> ex2_approx_bf16(
-    [[maybe_unused]] detail::reg_t<detail::ex2_value_type_a(ex2_value_rnd::approx, true, ex2_value_type::bf16)> a
+PTXGEN_PTX_DEVICE std::uint16_t ex2_approx_bf16(
+    [[maybe_unused]] std::uint16_t a
 ) {
-    detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // ex2.approx.ftz.bf16
@@ -848,7 +784,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, 
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16)> ex2_approx_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_ex2_approx_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t ex2_approx_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_ex2_approx_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -864,10 +800,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, 
  *   a: the argument
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16x2)> ex2_approx_bf16x2(
-    [[maybe_unused]] detail::reg_t<detail::ex2_value_type_a(ex2_value_rnd::approx, true, ex2_value_type::bf16x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t ex2_approx_bf16x2(
+    [[maybe_unused]] std::uint32_t a
 ) {
-    detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // ex2.approx.ftz.bf16x2
@@ -881,7 +817,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, 
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16x2)> ex2_approx_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_ex2_approx_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t ex2_approx_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_ex2_approx_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 /**
@@ -893,10 +829,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, 
  *   a: the argument
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f32)> tanh_approx_f32(
-    [[maybe_unused]] detail::reg_t<detail::tanh_value_type_a(tanh_value_rnd::approx, tanh_value_type::f32)> a
+PTXGEN_PTX_DEVICE float tanh_approx_f32(
+    [[maybe_unused]] float a
 ) {
-    detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // tanh.approx.f32
@@ -918,10 +854,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx
  *   a: the argument
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f16)> tanh_approx_f16(
-    [[maybe_unused]] detail::reg_t<detail::tanh_value_type_a(tanh_value_rnd::approx, tanh_value_type::f16)> a
+PTXGEN_PTX_DEVICE std::uint16_t tanh_approx_f16(
+    [[maybe_unused]] std::uint16_t a
 ) {
-    detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // tanh.approx.f16
@@ -943,10 +879,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx
  *   a: the argument
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f16x2)> tanh_approx_f16x2(
-    [[maybe_unused]] detail::reg_t<detail::tanh_value_type_a(tanh_value_rnd::approx, tanh_value_type::f16x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t tanh_approx_f16x2(
+    [[maybe_unused]] std::uint32_t a
 ) {
-    detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // tanh.approx.f16x2
@@ -972,10 +908,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx
  *   a: the argument
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16)> tanh_approx_bf16(
-    [[maybe_unused]] detail::reg_t<detail::tanh_value_type_a(tanh_value_rnd::approx, tanh_value_type::bf16)> a
+PTXGEN_PTX_DEVICE std::uint16_t tanh_approx_bf16(
+    [[maybe_unused]] std::uint16_t a
 ) {
-    detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // tanh.approx.bf16
@@ -989,7 +925,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16)> tanh_approx_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_tanh_approx_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t tanh_approx_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_tanh_approx_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1005,10 +941,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx
  *   a: the argument
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16x2)> tanh_approx_bf16x2(
-    [[maybe_unused]] detail::reg_t<detail::tanh_value_type_a(tanh_value_rnd::approx, tanh_value_type::bf16x2)> a
+PTXGEN_PTX_DEVICE std::uint32_t tanh_approx_bf16x2(
+    [[maybe_unused]] std::uint32_t a
 ) {
-    detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16x2)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // tanh.approx.bf16x2
@@ -1022,7 +958,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16x2)> tanh_approx_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_tanh_approx_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t tanh_approx_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_tanh_approx_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 }  // namespace ptxgen::ptx

@@ -144,71 +144,6 @@ enum class tanh_value_type : int {
 
 
 namespace detail {
-
-PTXGEN_PTX_CONSTEXPR int rcp_value_type_d(rcp_value_rnd, bool, rcp_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 2)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int sqrt_value_type_d(sqrt_value_rnd, bool, sqrt_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 2)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int rsqrt_value_type_d(rsqrt_value_rnd, bool, rsqrt_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 2)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int sin_value_type_d(sin_value_rnd, bool, sin_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\004"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 1)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int cos_value_type_d(cos_value_rnd, bool, cos_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\004"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 1)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int lg2_value_type_d(lg2_value_rnd, bool, lg2_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\004"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 1)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int ex2_value_type_d(ex2_value_rnd, bool, ex2_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 5)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int tanh_value_type_d(tanh_value_rnd, tanh_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\004\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 5)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
 #if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_cos_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ex2_approx_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
@@ -242,117 +177,117 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tanh_approx_f32_is_o
 // PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to every pass.
 #if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
 #if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rcp_value_type_d(rcp_value_rnd::approx, PtxgenFtz, rcp_value_type::f32)> rcp_approx_f32(detail::host_arg) { detail::ptxgen_unsupported_target_rcp_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::rcp_value_type_d(rcp_value_rnd::approx, PtxgenFtz, rcp_value_type::f32)>{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rcp_value_type_d(rcp_value_rnd::approx, true, rcp_value_type::f64)> rcp_approx_f64(detail::host_arg) { detail::ptxgen_unsupported_target_rcp_approx_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::rcp_value_type_d(rcp_value_rnd::approx, true, rcp_value_type::f64)>{}; }
-template <rcp_value_rnd PtxgenRnd, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rcp_value_type_d(PtxgenRnd, PtxgenFtz, rcp_value_type::f32)> rcp_f32(detail::host_arg) { detail::ptxgen_unsupported_target_rcp_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::rcp_value_type_d(PtxgenRnd, PtxgenFtz, rcp_value_type::f32)>{}; }
-template <rcp_value_rnd PtxgenRnd, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rcp_value_type_d(PtxgenRnd, false, rcp_value_type::f64)> rcp_f64(detail::host_arg) { detail::ptxgen_unsupported_target_rcp_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::rcp_value_type_d(PtxgenRnd, false, rcp_value_type::f64)>{}; }
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sqrt_value_type_d(sqrt_value_rnd::approx, PtxgenFtz, sqrt_value_type::f32)> sqrt_approx_f32(detail::host_arg) { detail::ptxgen_unsupported_target_sqrt_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::sqrt_value_type_d(sqrt_value_rnd::approx, PtxgenFtz, sqrt_value_type::f32)>{}; }
-template <sqrt_value_rnd PtxgenRnd, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sqrt_value_type_d(PtxgenRnd, PtxgenFtz, sqrt_value_type::f32)> sqrt_f32(detail::host_arg) { detail::ptxgen_unsupported_target_sqrt_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::sqrt_value_type_d(PtxgenRnd, PtxgenFtz, sqrt_value_type::f32)>{}; }
-template <sqrt_value_rnd PtxgenRnd, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sqrt_value_type_d(PtxgenRnd, false, sqrt_value_type::f64)> sqrt_f64(detail::host_arg) { detail::ptxgen_unsupported_target_sqrt_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::sqrt_value_type_d(PtxgenRnd, false, sqrt_value_type::f64)>{}; }
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rsqrt_value_type_d(rsqrt_value_rnd::approx, PtxgenFtz, rsqrt_value_type::f32)> rsqrt_approx_f32(detail::host_arg) { detail::ptxgen_unsupported_target_rsqrt_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::rsqrt_value_type_d(rsqrt_value_rnd::approx, PtxgenFtz, rsqrt_value_type::f32)>{}; }
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rsqrt_value_type_d(rsqrt_value_rnd::approx, PtxgenFtz, rsqrt_value_type::f64)> rsqrt_approx_f64(detail::host_arg) { detail::ptxgen_unsupported_target_rsqrt_approx_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::rsqrt_value_type_d(rsqrt_value_rnd::approx, PtxgenFtz, rsqrt_value_type::f64)>{}; }
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sin_value_type_d(sin_value_rnd::approx, PtxgenFtz, sin_value_type::f32)> sin_approx_f32(detail::host_arg) { detail::ptxgen_unsupported_target_sin_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::sin_value_type_d(sin_value_rnd::approx, PtxgenFtz, sin_value_type::f32)>{}; }
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cos_value_type_d(cos_value_rnd::approx, PtxgenFtz, cos_value_type::f32)> cos_approx_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cos_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::cos_value_type_d(cos_value_rnd::approx, PtxgenFtz, cos_value_type::f32)>{}; }
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::lg2_value_type_d(lg2_value_rnd::approx, PtxgenFtz, lg2_value_type::f32)> lg2_approx_f32(detail::host_arg) { detail::ptxgen_unsupported_target_lg2_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::lg2_value_type_d(lg2_value_rnd::approx, PtxgenFtz, lg2_value_type::f32)>{}; }
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, PtxgenFtz, ex2_value_type::f32)> ex2_approx_f32(detail::host_arg) { detail::ptxgen_unsupported_target_ex2_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, PtxgenFtz, ex2_value_type::f32)>{}; }
+PTXGEN_PTX_DEVICE float rcp_approx_f32(detail::host_arg) { detail::ptxgen_unsupported_target_rcp_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, false, ex2_value_type::f16)> ex2_approx_f16(detail::host_arg) { detail::ptxgen_unsupported_target_ex2_approx_f16_is_only_on_sm_75_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, false, ex2_value_type::f16)>{}; }
+PTXGEN_PTX_DEVICE double rcp_approx_f64(detail::host_arg) { detail::ptxgen_unsupported_target_rcp_approx_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, false, ex2_value_type::f16x2)> ex2_approx_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_ex2_approx_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, false, ex2_value_type::f16x2)>{}; }
+PTXGEN_PTX_DEVICE float rcp_f32(detail::host_arg) { detail::ptxgen_unsupported_target_rcp_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16)> ex2_approx_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_ex2_approx_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16)>{}; }
+PTXGEN_PTX_DEVICE double rcp_f64(detail::host_arg) { detail::ptxgen_unsupported_target_rcp_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16x2)> ex2_approx_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_ex2_approx_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE float sqrt_approx_f32(detail::host_arg) { detail::ptxgen_unsupported_target_sqrt_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f32)> tanh_approx_f32(detail::host_arg) { detail::ptxgen_unsupported_target_tanh_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f32)>{}; }
+PTXGEN_PTX_DEVICE float sqrt_f32(detail::host_arg) { detail::ptxgen_unsupported_target_sqrt_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f16)> tanh_approx_f16(detail::host_arg) { detail::ptxgen_unsupported_target_tanh_approx_f16_is_only_on_sm_75_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f16)>{}; }
+PTXGEN_PTX_DEVICE double sqrt_f64(detail::host_arg) { detail::ptxgen_unsupported_target_sqrt_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f16x2)> tanh_approx_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_tanh_approx_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f16x2)>{}; }
+PTXGEN_PTX_DEVICE float rsqrt_approx_f32(detail::host_arg) { detail::ptxgen_unsupported_target_rsqrt_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16)> tanh_approx_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_tanh_approx_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16)>{}; }
+PTXGEN_PTX_DEVICE double rsqrt_approx_f64(detail::host_arg) { detail::ptxgen_unsupported_target_rsqrt_approx_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16x2)> tanh_approx_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_tanh_approx_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE float sin_approx_f32(detail::host_arg) { detail::ptxgen_unsupported_target_sin_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float cos_approx_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cos_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float lg2_approx_f32(detail::host_arg) { detail::ptxgen_unsupported_target_lg2_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float ex2_approx_f32(detail::host_arg) { detail::ptxgen_unsupported_target_ex2_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t ex2_approx_f16(detail::host_arg) { detail::ptxgen_unsupported_target_ex2_approx_f16_is_only_on_sm_75_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t ex2_approx_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_ex2_approx_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t ex2_approx_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_ex2_approx_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t ex2_approx_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_ex2_approx_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float tanh_approx_f32(detail::host_arg) { detail::ptxgen_unsupported_target_tanh_approx_f32_is_only_on_sm_75_and_later_from_ptx_isa_7_0(); return float{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t tanh_approx_f16(detail::host_arg) { detail::ptxgen_unsupported_target_tanh_approx_f16_is_only_on_sm_75_and_later_from_ptx_isa_7_0(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t tanh_approx_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_tanh_approx_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t tanh_approx_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_tanh_approx_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t tanh_approx_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_tanh_approx_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #else
-/* template <bool Ftz = false> detail::reg_t<detail::rcp_value_type_d(rcp_value_rnd::approx, Ftz, rcp_value_type::f32)> rcp_approx_f32(detail::reg_t<detail::rcp_value_type_a(rcp_value_rnd::approx, Ftz, rcp_value_type::f32)> a) */
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rcp_value_type_d(rcp_value_rnd::approx, PtxgenFtz, rcp_value_type::f32)> rcp_approx_f32(detail::host_arg) { return detail::reg_t<detail::rcp_value_type_d(rcp_value_rnd::approx, PtxgenFtz, rcp_value_type::f32)>{}; }
-/* template <> detail::reg_t<detail::rcp_value_type_d(rcp_value_rnd::approx, true, rcp_value_type::f64)> rcp_approx_f64(detail::reg_t<detail::rcp_value_type_a(rcp_value_rnd::approx, true, rcp_value_type::f64)> a) */
+/* template <bool Ftz = false> float rcp_approx_f32(float a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rcp_value_type_d(rcp_value_rnd::approx, true, rcp_value_type::f64)> rcp_approx_f64(detail::host_arg) { return detail::reg_t<detail::rcp_value_type_d(rcp_value_rnd::approx, true, rcp_value_type::f64)>{}; }
-/* template <rcp_value_rnd Rnd, bool Ftz = false> detail::reg_t<detail::rcp_value_type_d(Rnd, Ftz, rcp_value_type::f32)> rcp_f32(detail::reg_t<detail::rcp_value_type_a(Rnd, Ftz, rcp_value_type::f32)> a) */
-template <rcp_value_rnd PtxgenRnd, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rcp_value_type_d(PtxgenRnd, PtxgenFtz, rcp_value_type::f32)> rcp_f32(detail::host_arg) { return detail::reg_t<detail::rcp_value_type_d(PtxgenRnd, PtxgenFtz, rcp_value_type::f32)>{}; }
-/* template <rcp_value_rnd Rnd> detail::reg_t<detail::rcp_value_type_d(Rnd, false, rcp_value_type::f64)> rcp_f64(detail::reg_t<detail::rcp_value_type_a(Rnd, false, rcp_value_type::f64)> a) */
-template <rcp_value_rnd PtxgenRnd, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rcp_value_type_d(PtxgenRnd, false, rcp_value_type::f64)> rcp_f64(detail::host_arg) { return detail::reg_t<detail::rcp_value_type_d(PtxgenRnd, false, rcp_value_type::f64)>{}; }
-/* template <bool Ftz = false> detail::reg_t<detail::sqrt_value_type_d(sqrt_value_rnd::approx, Ftz, sqrt_value_type::f32)> sqrt_approx_f32(detail::reg_t<detail::sqrt_value_type_a(sqrt_value_rnd::approx, Ftz, sqrt_value_type::f32)> a) */
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sqrt_value_type_d(sqrt_value_rnd::approx, PtxgenFtz, sqrt_value_type::f32)> sqrt_approx_f32(detail::host_arg) { return detail::reg_t<detail::sqrt_value_type_d(sqrt_value_rnd::approx, PtxgenFtz, sqrt_value_type::f32)>{}; }
-/* template <sqrt_value_rnd Rnd, bool Ftz = false> detail::reg_t<detail::sqrt_value_type_d(Rnd, Ftz, sqrt_value_type::f32)> sqrt_f32(detail::reg_t<detail::sqrt_value_type_a(Rnd, Ftz, sqrt_value_type::f32)> a) */
-template <sqrt_value_rnd PtxgenRnd, bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sqrt_value_type_d(PtxgenRnd, PtxgenFtz, sqrt_value_type::f32)> sqrt_f32(detail::host_arg) { return detail::reg_t<detail::sqrt_value_type_d(PtxgenRnd, PtxgenFtz, sqrt_value_type::f32)>{}; }
-/* template <sqrt_value_rnd Rnd> detail::reg_t<detail::sqrt_value_type_d(Rnd, false, sqrt_value_type::f64)> sqrt_f64(detail::reg_t<detail::sqrt_value_type_a(Rnd, false, sqrt_value_type::f64)> a) */
-template <sqrt_value_rnd PtxgenRnd, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sqrt_value_type_d(PtxgenRnd, false, sqrt_value_type::f64)> sqrt_f64(detail::host_arg) { return detail::reg_t<detail::sqrt_value_type_d(PtxgenRnd, false, sqrt_value_type::f64)>{}; }
-/* template <bool Ftz = false> detail::reg_t<detail::rsqrt_value_type_d(rsqrt_value_rnd::approx, Ftz, rsqrt_value_type::f32)> rsqrt_approx_f32(detail::reg_t<detail::rsqrt_value_type_a(rsqrt_value_rnd::approx, Ftz, rsqrt_value_type::f32)> a) */
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rsqrt_value_type_d(rsqrt_value_rnd::approx, PtxgenFtz, rsqrt_value_type::f32)> rsqrt_approx_f32(detail::host_arg) { return detail::reg_t<detail::rsqrt_value_type_d(rsqrt_value_rnd::approx, PtxgenFtz, rsqrt_value_type::f32)>{}; }
-/* template <bool Ftz = false> detail::reg_t<detail::rsqrt_value_type_d(rsqrt_value_rnd::approx, Ftz, rsqrt_value_type::f64)> rsqrt_approx_f64(detail::reg_t<detail::rsqrt_value_type_a(rsqrt_value_rnd::approx, Ftz, rsqrt_value_type::f64)> a) */
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::rsqrt_value_type_d(rsqrt_value_rnd::approx, PtxgenFtz, rsqrt_value_type::f64)> rsqrt_approx_f64(detail::host_arg) { return detail::reg_t<detail::rsqrt_value_type_d(rsqrt_value_rnd::approx, PtxgenFtz, rsqrt_value_type::f64)>{}; }
-/* template <bool Ftz = false> detail::reg_t<detail::sin_value_type_d(sin_value_rnd::approx, Ftz, sin_value_type::f32)> sin_approx_f32(detail::reg_t<detail::sin_value_type_a(sin_value_rnd::approx, Ftz, sin_value_type::f32)> a) */
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::sin_value_type_d(sin_value_rnd::approx, PtxgenFtz, sin_value_type::f32)> sin_approx_f32(detail::host_arg) { return detail::reg_t<detail::sin_value_type_d(sin_value_rnd::approx, PtxgenFtz, sin_value_type::f32)>{}; }
-/* template <bool Ftz = false> detail::reg_t<detail::cos_value_type_d(cos_value_rnd::approx, Ftz, cos_value_type::f32)> cos_approx_f32(detail::reg_t<detail::cos_value_type_a(cos_value_rnd::approx, Ftz, cos_value_type::f32)> a) */
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cos_value_type_d(cos_value_rnd::approx, PtxgenFtz, cos_value_type::f32)> cos_approx_f32(detail::host_arg) { return detail::reg_t<detail::cos_value_type_d(cos_value_rnd::approx, PtxgenFtz, cos_value_type::f32)>{}; }
-/* template <bool Ftz = false> detail::reg_t<detail::lg2_value_type_d(lg2_value_rnd::approx, Ftz, lg2_value_type::f32)> lg2_approx_f32(detail::reg_t<detail::lg2_value_type_a(lg2_value_rnd::approx, Ftz, lg2_value_type::f32)> a) */
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::lg2_value_type_d(lg2_value_rnd::approx, PtxgenFtz, lg2_value_type::f32)> lg2_approx_f32(detail::host_arg) { return detail::reg_t<detail::lg2_value_type_d(lg2_value_rnd::approx, PtxgenFtz, lg2_value_type::f32)>{}; }
-/* template <bool Ftz = false> detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, Ftz, ex2_value_type::f32)> ex2_approx_f32(detail::reg_t<detail::ex2_value_type_a(ex2_value_rnd::approx, Ftz, ex2_value_type::f32)> a) */
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, PtxgenFtz, ex2_value_type::f32)> ex2_approx_f32(detail::host_arg) { return detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, PtxgenFtz, ex2_value_type::f32)>{}; }
-/* template <> detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, false, ex2_value_type::f16)> ex2_approx_f16(detail::reg_t<detail::ex2_value_type_a(ex2_value_rnd::approx, false, ex2_value_type::f16)> a) */
+PTXGEN_PTX_DEVICE float rcp_approx_f32(detail::host_arg) { return float{}; }
+/* template <> double rcp_approx_f64(double a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, false, ex2_value_type::f16)> ex2_approx_f16(detail::host_arg) { return detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, false, ex2_value_type::f16)>{}; }
-/* template <> detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, false, ex2_value_type::f16x2)> ex2_approx_f16x2(detail::reg_t<detail::ex2_value_type_a(ex2_value_rnd::approx, false, ex2_value_type::f16x2)> a) */
+PTXGEN_PTX_DEVICE double rcp_approx_f64(detail::host_arg) { return double{}; }
+/* template <rcp_value_rnd Rnd, bool Ftz = false> float rcp_f32(float a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, false, ex2_value_type::f16x2)> ex2_approx_f16x2(detail::host_arg) { return detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, false, ex2_value_type::f16x2)>{}; }
-/* template <> detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16)> ex2_approx_bf16(detail::reg_t<detail::ex2_value_type_a(ex2_value_rnd::approx, true, ex2_value_type::bf16)> a) */
+PTXGEN_PTX_DEVICE float rcp_f32(detail::host_arg) { return float{}; }
+/* template <rcp_value_rnd Rnd> double rcp_f64(double a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16)> ex2_approx_bf16(detail::host_arg) { return detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16)>{}; }
-/* template <> detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16x2)> ex2_approx_bf16x2(detail::reg_t<detail::ex2_value_type_a(ex2_value_rnd::approx, true, ex2_value_type::bf16x2)> a) */
+PTXGEN_PTX_DEVICE double rcp_f64(detail::host_arg) { return double{}; }
+/* template <bool Ftz = false> float sqrt_approx_f32(float a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16x2)> ex2_approx_bf16x2(detail::host_arg) { return detail::reg_t<detail::ex2_value_type_d(ex2_value_rnd::approx, true, ex2_value_type::bf16x2)>{}; }
-/* template <> detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f32)> tanh_approx_f32(detail::reg_t<detail::tanh_value_type_a(tanh_value_rnd::approx, tanh_value_type::f32)> a) */
+PTXGEN_PTX_DEVICE float sqrt_approx_f32(detail::host_arg) { return float{}; }
+/* template <sqrt_value_rnd Rnd, bool Ftz = false> float sqrt_f32(float a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f32)> tanh_approx_f32(detail::host_arg) { return detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f32)>{}; }
-/* template <> detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f16)> tanh_approx_f16(detail::reg_t<detail::tanh_value_type_a(tanh_value_rnd::approx, tanh_value_type::f16)> a) */
+PTXGEN_PTX_DEVICE float sqrt_f32(detail::host_arg) { return float{}; }
+/* template <sqrt_value_rnd Rnd> double sqrt_f64(double a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f16)> tanh_approx_f16(detail::host_arg) { return detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f16)>{}; }
-/* template <> detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f16x2)> tanh_approx_f16x2(detail::reg_t<detail::tanh_value_type_a(tanh_value_rnd::approx, tanh_value_type::f16x2)> a) */
+PTXGEN_PTX_DEVICE double sqrt_f64(detail::host_arg) { return double{}; }
+/* template <bool Ftz = false> float rsqrt_approx_f32(float a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f16x2)> tanh_approx_f16x2(detail::host_arg) { return detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::f16x2)>{}; }
-/* template <> detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16)> tanh_approx_bf16(detail::reg_t<detail::tanh_value_type_a(tanh_value_rnd::approx, tanh_value_type::bf16)> a) */
+PTXGEN_PTX_DEVICE float rsqrt_approx_f32(detail::host_arg) { return float{}; }
+/* template <bool Ftz = false> double rsqrt_approx_f64(double a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16)> tanh_approx_bf16(detail::host_arg) { return detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16)>{}; }
-/* template <> detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16x2)> tanh_approx_bf16x2(detail::reg_t<detail::tanh_value_type_a(tanh_value_rnd::approx, tanh_value_type::bf16x2)> a) */
+PTXGEN_PTX_DEVICE double rsqrt_approx_f64(detail::host_arg) { return double{}; }
+/* template <bool Ftz = false> float sin_approx_f32(float a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16x2)> tanh_approx_bf16x2(detail::host_arg) { return detail::reg_t<detail::tanh_value_type_d(tanh_value_rnd::approx, tanh_value_type::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE float sin_approx_f32(detail::host_arg) { return float{}; }
+/* template <bool Ftz = false> float cos_approx_f32(float a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float cos_approx_f32(detail::host_arg) { return float{}; }
+/* template <bool Ftz = false> float lg2_approx_f32(float a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float lg2_approx_f32(detail::host_arg) { return float{}; }
+/* template <bool Ftz = false> float ex2_approx_f32(float a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float ex2_approx_f32(detail::host_arg) { return float{}; }
+/* template <> std::uint16_t ex2_approx_f16(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t ex2_approx_f16(detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t ex2_approx_f16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t ex2_approx_f16x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint16_t ex2_approx_bf16(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t ex2_approx_bf16(detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t ex2_approx_bf16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t ex2_approx_bf16x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <> float tanh_approx_f32(float a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE float tanh_approx_f32(detail::host_arg) { return float{}; }
+/* template <> std::uint16_t tanh_approx_f16(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t tanh_approx_f16(detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t tanh_approx_f16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t tanh_approx_f16x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint16_t tanh_approx_bf16(std::uint16_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t tanh_approx_bf16(detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t tanh_approx_bf16x2(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t tanh_approx_bf16x2(detail::host_arg) { return std::uint32_t{}; }
 #endif
 #endif
 

@@ -13,22 +13,6 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int mov_value_type_a(mov_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\013\010\001\003\010\002\003\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 12)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int mov_unpack_type_a(mov_unpack_type type) {
-    if (const long long ptxgen_v = detail::entry("\001\003\013"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
 
@@ -100,10 +84,10 @@ struct mov_unpack_quad_length {
  *   a: the value copied (a register or an immediate)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::b16)> mov_b16(
-    [[maybe_unused]] detail::reg_t<detail::mov_value_type_a(mov_value_type::b16)> a
+PTXGEN_PTX_DEVICE std::uint16_t mov_b16(
+    [[maybe_unused]] std::uint16_t a
 ) {
-    detail::reg_t<detail::mov_value_type_d(mov_value_type::b16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b16
@@ -125,10 +109,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::b16)> m
  *   a: the value copied (a register or an immediate)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::b32)> mov_b32(
-    [[maybe_unused]] detail::reg_t<detail::mov_value_type_a(mov_value_type::b32)> a
+PTXGEN_PTX_DEVICE std::uint32_t mov_b32(
+    [[maybe_unused]] std::uint32_t a
 ) {
-    detail::reg_t<detail::mov_value_type_d(mov_value_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -150,10 +134,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::b32)> m
  *   a: the value copied (a register or an immediate)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::b64)> mov_b64(
-    [[maybe_unused]] detail::reg_t<detail::mov_value_type_a(mov_value_type::b64)> a
+PTXGEN_PTX_DEVICE std::uint64_t mov_b64(
+    [[maybe_unused]] std::uint64_t a
 ) {
-    detail::reg_t<detail::mov_value_type_d(mov_value_type::b64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b64
@@ -175,10 +159,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::b64)> m
  *   a: the value copied (a register or an immediate)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::b128)> mov_b128(
-    [[maybe_unused]] detail::reg_t<detail::mov_value_type_a(mov_value_type::b128)> a
+PTXGEN_PTX_DEVICE ::ptxgen::ptx::uint128_t mov_b128(
+    [[maybe_unused]] ::ptxgen::ptx::uint128_t a
 ) {
-    detail::reg_t<detail::mov_value_type_d(mov_value_type::b128)> d{};
+    ::ptxgen::ptx::uint128_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b128
@@ -200,10 +184,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::b128)> 
  *   a: the value copied (a register or an immediate)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::u16)> mov_u16(
-    [[maybe_unused]] detail::reg_t<detail::mov_value_type_a(mov_value_type::u16)> a
+PTXGEN_PTX_DEVICE std::uint16_t mov_u16(
+    [[maybe_unused]] std::uint16_t a
 ) {
-    detail::reg_t<detail::mov_value_type_d(mov_value_type::u16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u16
@@ -225,10 +209,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::u16)> m
  *   a: the value copied (a register or an immediate)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::u32)> mov_u32(
-    [[maybe_unused]] detail::reg_t<detail::mov_value_type_a(mov_value_type::u32)> a
+PTXGEN_PTX_DEVICE std::uint32_t mov_u32(
+    [[maybe_unused]] std::uint32_t a
 ) {
-    detail::reg_t<detail::mov_value_type_d(mov_value_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -250,10 +234,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::u32)> m
  *   a: the value copied (a register or an immediate)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::u64)> mov_u64(
-    [[maybe_unused]] detail::reg_t<detail::mov_value_type_a(mov_value_type::u64)> a
+PTXGEN_PTX_DEVICE std::uint64_t mov_u64(
+    [[maybe_unused]] std::uint64_t a
 ) {
-    detail::reg_t<detail::mov_value_type_d(mov_value_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u64
@@ -275,10 +259,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::u64)> m
  *   a: the value copied (a register or an immediate)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::s16)> mov_s16(
-    [[maybe_unused]] detail::reg_t<detail::mov_value_type_a(mov_value_type::s16)> a
+PTXGEN_PTX_DEVICE std::uint16_t mov_s16(
+    [[maybe_unused]] std::uint16_t a
 ) {
-    detail::reg_t<detail::mov_value_type_d(mov_value_type::s16)> d{};
+    std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.s16
@@ -300,10 +284,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::s16)> m
  *   a: the value copied (a register or an immediate)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::s32)> mov_s32(
-    [[maybe_unused]] detail::reg_t<detail::mov_value_type_a(mov_value_type::s32)> a
+PTXGEN_PTX_DEVICE std::int32_t mov_s32(
+    [[maybe_unused]] std::int32_t a
 ) {
-    detail::reg_t<detail::mov_value_type_d(mov_value_type::s32)> d{};
+    std::int32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.s32
@@ -325,10 +309,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::s32)> m
  *   a: the value copied (a register or an immediate)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::s64)> mov_s64(
-    [[maybe_unused]] detail::reg_t<detail::mov_value_type_a(mov_value_type::s64)> a
+PTXGEN_PTX_DEVICE std::uint64_t mov_s64(
+    [[maybe_unused]] std::uint64_t a
 ) {
-    detail::reg_t<detail::mov_value_type_d(mov_value_type::s64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.s64
@@ -350,10 +334,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::s64)> m
  *   a: the value copied (a register or an immediate)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::f32)> mov_f32(
-    [[maybe_unused]] detail::reg_t<detail::mov_value_type_a(mov_value_type::f32)> a
+PTXGEN_PTX_DEVICE float mov_f32(
+    [[maybe_unused]] float a
 ) {
-    detail::reg_t<detail::mov_value_type_d(mov_value_type::f32)> d{};
+    float d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.f32
@@ -375,10 +359,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::f32)> m
  *   a: the value copied (a register or an immediate)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::f64)> mov_f64(
-    [[maybe_unused]] detail::reg_t<detail::mov_value_type_a(mov_value_type::f64)> a
+PTXGEN_PTX_DEVICE double mov_f64(
+    [[maybe_unused]] double a
 ) {
-    detail::reg_t<detail::mov_value_type_d(mov_value_type::f64)> d{};
+    double d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.f64
@@ -426,10 +410,10 @@ PTXGEN_PTX_DEVICE bool mov_pred(
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b32)> mov_pack_b32_x2(
+PTXGEN_PTX_DEVICE std::uint32_t mov_pack_b32_x2(
     const PtxgenElem0 (&pair)[PtxgenLength0]
 ) {
-    detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::mov_pack_pair_element_type<detail::reg_or_t<detail::mov_pack_type_pair(mov_pack_type::b32), PtxgenElem0>, PtxgenElem0>::ok);
@@ -457,10 +441,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b32)> mov
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b64)> mov_pack_b64_x2(
+PTXGEN_PTX_DEVICE std::uint64_t mov_pack_b64_x2(
     const PtxgenElem0 (&pair)[PtxgenLength0]
 ) {
-    detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::mov_pack_pair_element_type<detail::reg_or_t<detail::mov_pack_type_pair(mov_pack_type::b64), PtxgenElem0>, PtxgenElem0>::ok);
@@ -488,10 +472,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b64)> mov
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b64)> mov_pack_b64_x4(
+PTXGEN_PTX_DEVICE std::uint64_t mov_pack_b64_x4(
     const PtxgenElem0 (&quad)[PtxgenLength0]
 ) {
-    detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::mov_pack_quad_element_type<detail::reg_or_t<detail::mov_pack_type_quad(mov_pack_type::b64), PtxgenElem0>, PtxgenElem0>::ok);
@@ -519,10 +503,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b64)> mov
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b128)> mov_pack_b128_x2(
+PTXGEN_PTX_DEVICE ::ptxgen::ptx::uint128_t mov_pack_b128_x2(
     const PtxgenElem0 (&pair)[PtxgenLength0]
 ) {
-    detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b128)> d{};
+    ::ptxgen::ptx::uint128_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::mov_pack_pair_element_type<detail::reg_or_t<detail::mov_pack_type_pair(mov_pack_type::b128), PtxgenElem0>, PtxgenElem0>::ok);
@@ -550,10 +534,10 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b128)> mo
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b128)> mov_pack_b128_x4(
+PTXGEN_PTX_DEVICE ::ptxgen::ptx::uint128_t mov_pack_b128_x4(
     const PtxgenElem0 (&quad)[PtxgenLength0]
 ) {
-    detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b128)> d{};
+    ::ptxgen::ptx::uint128_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::mov_pack_quad_element_type<detail::reg_or_t<detail::mov_pack_type_quad(mov_pack_type::b128), PtxgenElem0>, PtxgenElem0>::ok);
@@ -583,7 +567,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b128)> mo
 template <class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void mov_unpack_b32_x2(
     PtxgenElem0 (&pair)[PtxgenLength0],
-    detail::reg_t<detail::mov_unpack_type_a(mov_unpack_type::b32)> a
+    std::uint32_t a
 ) {
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -613,7 +597,7 @@ PTXGEN_PTX_DEVICE void mov_unpack_b32_x2(
 template <class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void mov_unpack_b64_x2(
     PtxgenElem0 (&pair)[PtxgenLength0],
-    detail::reg_t<detail::mov_unpack_type_a(mov_unpack_type::b64)> a
+    std::uint64_t a
 ) {
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -643,7 +627,7 @@ PTXGEN_PTX_DEVICE void mov_unpack_b64_x2(
 template <class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void mov_unpack_b64_x4(
     PtxgenElem0 (&quad)[PtxgenLength0],
-    detail::reg_t<detail::mov_unpack_type_a(mov_unpack_type::b64)> a
+    std::uint64_t a
 ) {
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -673,7 +657,7 @@ PTXGEN_PTX_DEVICE void mov_unpack_b64_x4(
 template <class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void mov_unpack_b128_x2(
     PtxgenElem0 (&pair)[PtxgenLength0],
-    detail::reg_t<detail::mov_unpack_type_a(mov_unpack_type::b128)> a
+    ::ptxgen::ptx::uint128_t a
 ) {
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -703,7 +687,7 @@ PTXGEN_PTX_DEVICE void mov_unpack_b128_x2(
 template <class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void mov_unpack_b128_x4(
     PtxgenElem0 (&quad)[PtxgenLength0],
-    detail::reg_t<detail::mov_unpack_type_a(mov_unpack_type::b128)> a
+    ::ptxgen::ptx::uint128_t a
 ) {
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form

@@ -57,22 +57,6 @@ enum class mov_unpack_type : int {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int mov_value_type_d(mov_value_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\013\010\001\003\010\002\003\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 12)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
-PTXGEN_PTX_CONSTEXPR int mov_pack_type_d(mov_pack_type type) {
-    if (const long long ptxgen_v = detail::entry("\001\003\013"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
 PTXGEN_PTX_CONSTEXPR int mov_pack_type_pair(mov_pack_type type) {
     if (const long long ptxgen_v = detail::entry("\010\001\003"
             , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
@@ -226,41 +210,41 @@ struct mov_unpack_b128_x4_operands {
 #if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
 #if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::b16)> mov_b16(detail::host_arg) { detail::ptxgen_unsupported_target_mov_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_value_type_d(mov_value_type::b16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t mov_b16(detail::host_arg) { detail::ptxgen_unsupported_target_mov_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::b32)> mov_b32(detail::host_arg) { detail::ptxgen_unsupported_target_mov_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_value_type_d(mov_value_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t mov_b32(detail::host_arg) { detail::ptxgen_unsupported_target_mov_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::b64)> mov_b64(detail::host_arg) { detail::ptxgen_unsupported_target_mov_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_value_type_d(mov_value_type::b64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t mov_b64(detail::host_arg) { detail::ptxgen_unsupported_target_mov_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::b128)> mov_b128(detail::host_arg) { detail::ptxgen_unsupported_target_mov_b128_is_only_on_sm_75_and_later_from_ptx_isa_8_3(); return detail::reg_t<detail::mov_value_type_d(mov_value_type::b128)>{}; }
+PTXGEN_PTX_DEVICE ::ptxgen::ptx::uint128_t mov_b128(detail::host_arg) { detail::ptxgen_unsupported_target_mov_b128_is_only_on_sm_75_and_later_from_ptx_isa_8_3(); return ::ptxgen::ptx::uint128_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::u16)> mov_u16(detail::host_arg) { detail::ptxgen_unsupported_target_mov_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_value_type_d(mov_value_type::u16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t mov_u16(detail::host_arg) { detail::ptxgen_unsupported_target_mov_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::u32)> mov_u32(detail::host_arg) { detail::ptxgen_unsupported_target_mov_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_value_type_d(mov_value_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t mov_u32(detail::host_arg) { detail::ptxgen_unsupported_target_mov_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::u64)> mov_u64(detail::host_arg) { detail::ptxgen_unsupported_target_mov_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_value_type_d(mov_value_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t mov_u64(detail::host_arg) { detail::ptxgen_unsupported_target_mov_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::s16)> mov_s16(detail::host_arg) { detail::ptxgen_unsupported_target_mov_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_value_type_d(mov_value_type::s16)>{}; }
+PTXGEN_PTX_DEVICE std::uint16_t mov_s16(detail::host_arg) { detail::ptxgen_unsupported_target_mov_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::s32)> mov_s32(detail::host_arg) { detail::ptxgen_unsupported_target_mov_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_value_type_d(mov_value_type::s32)>{}; }
+PTXGEN_PTX_DEVICE std::int32_t mov_s32(detail::host_arg) { detail::ptxgen_unsupported_target_mov_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::int32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::s64)> mov_s64(detail::host_arg) { detail::ptxgen_unsupported_target_mov_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_value_type_d(mov_value_type::s64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t mov_s64(detail::host_arg) { detail::ptxgen_unsupported_target_mov_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::f32)> mov_f32(detail::host_arg) { detail::ptxgen_unsupported_target_mov_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_value_type_d(mov_value_type::f32)>{}; }
+PTXGEN_PTX_DEVICE float mov_f32(detail::host_arg) { detail::ptxgen_unsupported_target_mov_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::f64)> mov_f64(detail::host_arg) { detail::ptxgen_unsupported_target_mov_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_value_type_d(mov_value_type::f64)>{}; }
+PTXGEN_PTX_DEVICE double mov_f64(detail::host_arg) { detail::ptxgen_unsupported_target_mov_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool mov_pred(detail::host_arg) { detail::ptxgen_unsupported_target_mov_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b32)> mov_pack_b32_x2(detail::host_arg) { detail::ptxgen_unsupported_target_mov_pack_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t mov_pack_b32_x2(detail::host_arg) { detail::ptxgen_unsupported_target_mov_pack_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b64)> mov_pack_b64_x2(detail::host_arg) { detail::ptxgen_unsupported_target_mov_pack_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t mov_pack_b64_x2(detail::host_arg) { detail::ptxgen_unsupported_target_mov_pack_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b64)> mov_pack_b64_x4(detail::host_arg) { detail::ptxgen_unsupported_target_mov_pack_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t mov_pack_b64_x4(detail::host_arg) { detail::ptxgen_unsupported_target_mov_pack_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b128)> mov_pack_b128_x2(detail::host_arg) { detail::ptxgen_unsupported_target_mov_pack_b128_is_only_on_sm_75_and_later_from_ptx_isa_8_3(); return detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b128)>{}; }
+PTXGEN_PTX_DEVICE ::ptxgen::ptx::uint128_t mov_pack_b128_x2(detail::host_arg) { detail::ptxgen_unsupported_target_mov_pack_b128_is_only_on_sm_75_and_later_from_ptx_isa_8_3(); return ::ptxgen::ptx::uint128_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b128)> mov_pack_b128_x4(detail::host_arg) { detail::ptxgen_unsupported_target_mov_pack_b128_is_only_on_sm_75_and_later_from_ptx_isa_8_3(); return detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b128)>{}; }
+PTXGEN_PTX_DEVICE ::ptxgen::ptx::uint128_t mov_pack_b128_x4(detail::host_arg) { detail::ptxgen_unsupported_target_mov_pack_b128_is_only_on_sm_75_and_later_from_ptx_isa_8_3(); return ::ptxgen::ptx::uint128_t{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mov_unpack_b32_x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mov_unpack_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
 template <auto... PtxgenQ>
@@ -272,73 +256,73 @@ PTXGEN_PTX_DEVICE void mov_unpack_b128_x2(detail::host_arg, detail::host_arg) { 
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mov_unpack_b128_x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_mov_unpack_b128_is_only_on_sm_75_and_later_from_ptx_isa_8_3(); }
 #else
-/* template <> detail::reg_t<detail::mov_value_type_d(mov_value_type::b16)> mov_b16(detail::reg_t<detail::mov_value_type_a(mov_value_type::b16)> a) */
+/* template <> std::uint16_t mov_b16(std::uint16_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::b16)> mov_b16(detail::host_arg) { return detail::reg_t<detail::mov_value_type_d(mov_value_type::b16)>{}; }
-/* template <> detail::reg_t<detail::mov_value_type_d(mov_value_type::b32)> mov_b32(detail::reg_t<detail::mov_value_type_a(mov_value_type::b32)> a) */
+PTXGEN_PTX_DEVICE std::uint16_t mov_b16(detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t mov_b32(std::uint32_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::b32)> mov_b32(detail::host_arg) { return detail::reg_t<detail::mov_value_type_d(mov_value_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_value_type_d(mov_value_type::b64)> mov_b64(detail::reg_t<detail::mov_value_type_a(mov_value_type::b64)> a) */
+PTXGEN_PTX_DEVICE std::uint32_t mov_b32(detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t mov_b64(std::uint64_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::b64)> mov_b64(detail::host_arg) { return detail::reg_t<detail::mov_value_type_d(mov_value_type::b64)>{}; }
-/* template <> detail::reg_t<detail::mov_value_type_d(mov_value_type::b128)> mov_b128(detail::reg_t<detail::mov_value_type_a(mov_value_type::b128)> a) */
+PTXGEN_PTX_DEVICE std::uint64_t mov_b64(detail::host_arg) { return std::uint64_t{}; }
+/* template <> ::ptxgen::ptx::uint128_t mov_b128(::ptxgen::ptx::uint128_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::b128)> mov_b128(detail::host_arg) { return detail::reg_t<detail::mov_value_type_d(mov_value_type::b128)>{}; }
-/* template <> detail::reg_t<detail::mov_value_type_d(mov_value_type::u16)> mov_u16(detail::reg_t<detail::mov_value_type_a(mov_value_type::u16)> a) */
+PTXGEN_PTX_DEVICE ::ptxgen::ptx::uint128_t mov_b128(detail::host_arg) { return ::ptxgen::ptx::uint128_t{}; }
+/* template <> std::uint16_t mov_u16(std::uint16_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::u16)> mov_u16(detail::host_arg) { return detail::reg_t<detail::mov_value_type_d(mov_value_type::u16)>{}; }
-/* template <> detail::reg_t<detail::mov_value_type_d(mov_value_type::u32)> mov_u32(detail::reg_t<detail::mov_value_type_a(mov_value_type::u32)> a) */
+PTXGEN_PTX_DEVICE std::uint16_t mov_u16(detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::uint32_t mov_u32(std::uint32_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::u32)> mov_u32(detail::host_arg) { return detail::reg_t<detail::mov_value_type_d(mov_value_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_value_type_d(mov_value_type::u64)> mov_u64(detail::reg_t<detail::mov_value_type_a(mov_value_type::u64)> a) */
+PTXGEN_PTX_DEVICE std::uint32_t mov_u32(detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint64_t mov_u64(std::uint64_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::u64)> mov_u64(detail::host_arg) { return detail::reg_t<detail::mov_value_type_d(mov_value_type::u64)>{}; }
-/* template <> detail::reg_t<detail::mov_value_type_d(mov_value_type::s16)> mov_s16(detail::reg_t<detail::mov_value_type_a(mov_value_type::s16)> a) */
+PTXGEN_PTX_DEVICE std::uint64_t mov_u64(detail::host_arg) { return std::uint64_t{}; }
+/* template <> std::uint16_t mov_s16(std::uint16_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::s16)> mov_s16(detail::host_arg) { return detail::reg_t<detail::mov_value_type_d(mov_value_type::s16)>{}; }
-/* template <> detail::reg_t<detail::mov_value_type_d(mov_value_type::s32)> mov_s32(detail::reg_t<detail::mov_value_type_a(mov_value_type::s32)> a) */
+PTXGEN_PTX_DEVICE std::uint16_t mov_s16(detail::host_arg) { return std::uint16_t{}; }
+/* template <> std::int32_t mov_s32(std::int32_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::s32)> mov_s32(detail::host_arg) { return detail::reg_t<detail::mov_value_type_d(mov_value_type::s32)>{}; }
-/* template <> detail::reg_t<detail::mov_value_type_d(mov_value_type::s64)> mov_s64(detail::reg_t<detail::mov_value_type_a(mov_value_type::s64)> a) */
+PTXGEN_PTX_DEVICE std::int32_t mov_s32(detail::host_arg) { return std::int32_t{}; }
+/* template <> std::uint64_t mov_s64(std::uint64_t a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::s64)> mov_s64(detail::host_arg) { return detail::reg_t<detail::mov_value_type_d(mov_value_type::s64)>{}; }
-/* template <> detail::reg_t<detail::mov_value_type_d(mov_value_type::f32)> mov_f32(detail::reg_t<detail::mov_value_type_a(mov_value_type::f32)> a) */
+PTXGEN_PTX_DEVICE std::uint64_t mov_s64(detail::host_arg) { return std::uint64_t{}; }
+/* template <> float mov_f32(float a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::f32)> mov_f32(detail::host_arg) { return detail::reg_t<detail::mov_value_type_d(mov_value_type::f32)>{}; }
-/* template <> detail::reg_t<detail::mov_value_type_d(mov_value_type::f64)> mov_f64(detail::reg_t<detail::mov_value_type_a(mov_value_type::f64)> a) */
+PTXGEN_PTX_DEVICE float mov_f32(detail::host_arg) { return float{}; }
+/* template <> double mov_f64(double a) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_value_type_d(mov_value_type::f64)> mov_f64(detail::host_arg) { return detail::reg_t<detail::mov_value_type_d(mov_value_type::f64)>{}; }
+PTXGEN_PTX_DEVICE double mov_f64(detail::host_arg) { return double{}; }
 /* template <> bool mov_pred(bool a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool mov_pred(detail::host_arg) { return bool{}; }
-/* template <class Elem0, decltype(sizeof(0)) Length0> detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b32)> mov_pack_b32_x2(const Elem0 (&pair)[Length0]) */
+/* template <class Elem0, decltype(sizeof(0)) Length0> std::uint32_t mov_pack_b32_x2(const Elem0 (&pair)[Length0]) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b32)> mov_pack_b32_x2(detail::host_arg) { return detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b32)>{}; }
-/* template <class Elem0, decltype(sizeof(0)) Length0> detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b64)> mov_pack_b64_x2(const Elem0 (&pair)[Length0]) */
+PTXGEN_PTX_DEVICE std::uint32_t mov_pack_b32_x2(detail::host_arg) { return std::uint32_t{}; }
+/* template <class Elem0, decltype(sizeof(0)) Length0> std::uint64_t mov_pack_b64_x2(const Elem0 (&pair)[Length0]) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b64)> mov_pack_b64_x2(detail::host_arg) { return detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b64)>{}; }
-/* template <class Elem0, decltype(sizeof(0)) Length0> detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b64)> mov_pack_b64_x4(const Elem0 (&quad)[Length0]) */
+PTXGEN_PTX_DEVICE std::uint64_t mov_pack_b64_x2(detail::host_arg) { return std::uint64_t{}; }
+/* template <class Elem0, decltype(sizeof(0)) Length0> std::uint64_t mov_pack_b64_x4(const Elem0 (&quad)[Length0]) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b64)> mov_pack_b64_x4(detail::host_arg) { return detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b64)>{}; }
-/* template <class Elem0, decltype(sizeof(0)) Length0> detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b128)> mov_pack_b128_x2(const Elem0 (&pair)[Length0]) */
+PTXGEN_PTX_DEVICE std::uint64_t mov_pack_b64_x4(detail::host_arg) { return std::uint64_t{}; }
+/* template <class Elem0, decltype(sizeof(0)) Length0> ::ptxgen::ptx::uint128_t mov_pack_b128_x2(const Elem0 (&pair)[Length0]) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b128)> mov_pack_b128_x2(detail::host_arg) { return detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b128)>{}; }
-/* template <class Elem0, decltype(sizeof(0)) Length0> detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b128)> mov_pack_b128_x4(const Elem0 (&quad)[Length0]) */
+PTXGEN_PTX_DEVICE ::ptxgen::ptx::uint128_t mov_pack_b128_x2(detail::host_arg) { return ::ptxgen::ptx::uint128_t{}; }
+/* template <class Elem0, decltype(sizeof(0)) Length0> ::ptxgen::ptx::uint128_t mov_pack_b128_x4(const Elem0 (&quad)[Length0]) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b128)> mov_pack_b128_x4(detail::host_arg) { return detail::reg_t<detail::mov_pack_type_d(mov_pack_type::b128)>{}; }
-/* template <class Elem0, decltype(sizeof(0)) Length0> void mov_unpack_b32_x2(Elem0 (&pair)[Length0], detail::reg_t<detail::mov_unpack_type_a(mov_unpack_type::b32)> a) */
+PTXGEN_PTX_DEVICE ::ptxgen::ptx::uint128_t mov_pack_b128_x4(detail::host_arg) { return ::ptxgen::ptx::uint128_t{}; }
+/* template <class Elem0, decltype(sizeof(0)) Length0> void mov_unpack_b32_x2(Elem0 (&pair)[Length0], std::uint32_t a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mov_unpack_b32_x2(detail::host_arg, detail::host_arg) { }
-/* template <class Elem0, decltype(sizeof(0)) Length0> void mov_unpack_b64_x2(Elem0 (&pair)[Length0], detail::reg_t<detail::mov_unpack_type_a(mov_unpack_type::b64)> a) */
+/* template <class Elem0, decltype(sizeof(0)) Length0> void mov_unpack_b64_x2(Elem0 (&pair)[Length0], std::uint64_t a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mov_unpack_b64_x2(detail::host_arg, detail::host_arg) { }
-/* template <class Elem0, decltype(sizeof(0)) Length0> void mov_unpack_b64_x4(Elem0 (&quad)[Length0], detail::reg_t<detail::mov_unpack_type_a(mov_unpack_type::b64)> a) */
+/* template <class Elem0, decltype(sizeof(0)) Length0> void mov_unpack_b64_x4(Elem0 (&quad)[Length0], std::uint64_t a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mov_unpack_b64_x4(detail::host_arg, detail::host_arg) { }
-/* template <class Elem0, decltype(sizeof(0)) Length0> void mov_unpack_b128_x2(Elem0 (&pair)[Length0], detail::reg_t<detail::mov_unpack_type_a(mov_unpack_type::b128)> a) */
+/* template <class Elem0, decltype(sizeof(0)) Length0> void mov_unpack_b128_x2(Elem0 (&pair)[Length0], ::ptxgen::ptx::uint128_t a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mov_unpack_b128_x2(detail::host_arg, detail::host_arg) { }
-/* template <class Elem0, decltype(sizeof(0)) Length0> void mov_unpack_b128_x4(Elem0 (&quad)[Length0], detail::reg_t<detail::mov_unpack_type_a(mov_unpack_type::b128)> a) */
+/* template <class Elem0, decltype(sizeof(0)) Length0> void mov_unpack_b128_x4(Elem0 (&quad)[Length0], ::ptxgen::ptx::uint128_t a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void mov_unpack_b128_x4(detail::host_arg, detail::host_arg) { }
 #endif

@@ -24,9 +24,9 @@ namespace detail {
  *   tid_x: %tid.x (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> tid_x(
+PTXGEN_PTX_DEVICE std::uint32_t tid_x(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -48,9 +48,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   tid_y: %tid.y (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> tid_y(
+PTXGEN_PTX_DEVICE std::uint32_t tid_y(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -72,9 +72,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   tid_z: %tid.z (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> tid_z(
+PTXGEN_PTX_DEVICE std::uint32_t tid_z(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -96,9 +96,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   ntid_x: %ntid.x (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ntid_x(
+PTXGEN_PTX_DEVICE std::uint32_t ntid_x(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -120,9 +120,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   ntid_y: %ntid.y (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ntid_y(
+PTXGEN_PTX_DEVICE std::uint32_t ntid_y(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -144,9 +144,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   ntid_z: %ntid.z (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ntid_z(
+PTXGEN_PTX_DEVICE std::uint32_t ntid_z(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -168,9 +168,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   ctaid_x: %ctaid.x (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ctaid_x(
+PTXGEN_PTX_DEVICE std::uint32_t ctaid_x(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -192,9 +192,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   ctaid_y: %ctaid.y (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ctaid_y(
+PTXGEN_PTX_DEVICE std::uint32_t ctaid_y(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -216,9 +216,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   ctaid_z: %ctaid.z (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ctaid_z(
+PTXGEN_PTX_DEVICE std::uint32_t ctaid_z(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -240,9 +240,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   nctaid_x: %nctaid.x (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nctaid_x(
+PTXGEN_PTX_DEVICE std::uint32_t nctaid_x(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -264,9 +264,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   nctaid_y: %nctaid.y (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nctaid_y(
+PTXGEN_PTX_DEVICE std::uint32_t nctaid_y(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -288,9 +288,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   nctaid_z: %nctaid.z (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nctaid_z(
+PTXGEN_PTX_DEVICE std::uint32_t nctaid_z(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -316,9 +316,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   clusterid_x: %clusterid.x (.u32, PTX ISA 7.8)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clusterid_x(
+PTXGEN_PTX_DEVICE std::uint32_t clusterid_x(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -332,7 +332,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clusterid_x() { detail::ptxgen_unsupported_target_clusterid_x_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t clusterid_x() { detail::ptxgen_unsupported_target_clusterid_x_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -348,9 +348,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   clusterid_y: %clusterid.y (.u32, PTX ISA 7.8)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clusterid_y(
+PTXGEN_PTX_DEVICE std::uint32_t clusterid_y(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -364,7 +364,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clusterid_y() { detail::ptxgen_unsupported_target_clusterid_y_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t clusterid_y() { detail::ptxgen_unsupported_target_clusterid_y_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -380,9 +380,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   clusterid_z: %clusterid.z (.u32, PTX ISA 7.8)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clusterid_z(
+PTXGEN_PTX_DEVICE std::uint32_t clusterid_z(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -396,7 +396,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clusterid_z() { detail::ptxgen_unsupported_target_clusterid_z_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t clusterid_z() { detail::ptxgen_unsupported_target_clusterid_z_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -412,9 +412,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   nclusterid_x: %nclusterid.x (.u32, PTX ISA 7.8)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nclusterid_x(
+PTXGEN_PTX_DEVICE std::uint32_t nclusterid_x(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -428,7 +428,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nclusterid_x() { detail::ptxgen_unsupported_target_nclusterid_x_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t nclusterid_x() { detail::ptxgen_unsupported_target_nclusterid_x_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -444,9 +444,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   nclusterid_y: %nclusterid.y (.u32, PTX ISA 7.8)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nclusterid_y(
+PTXGEN_PTX_DEVICE std::uint32_t nclusterid_y(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -460,7 +460,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nclusterid_y() { detail::ptxgen_unsupported_target_nclusterid_y_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t nclusterid_y() { detail::ptxgen_unsupported_target_nclusterid_y_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -476,9 +476,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   nclusterid_z: %nclusterid.z (.u32, PTX ISA 7.8)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nclusterid_z(
+PTXGEN_PTX_DEVICE std::uint32_t nclusterid_z(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -492,7 +492,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nclusterid_z() { detail::ptxgen_unsupported_target_nclusterid_z_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t nclusterid_z() { detail::ptxgen_unsupported_target_nclusterid_z_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -508,9 +508,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   cluster_ctaid_x: %cluster_ctaid.x (.u32, PTX ISA 7.8)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctaid_x(
+PTXGEN_PTX_DEVICE std::uint32_t cluster_ctaid_x(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -524,7 +524,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctaid_x() { detail::ptxgen_unsupported_target_cluster_ctaid_x_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cluster_ctaid_x() { detail::ptxgen_unsupported_target_cluster_ctaid_x_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -540,9 +540,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   cluster_ctaid_y: %cluster_ctaid.y (.u32, PTX ISA 7.8)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctaid_y(
+PTXGEN_PTX_DEVICE std::uint32_t cluster_ctaid_y(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -556,7 +556,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctaid_y() { detail::ptxgen_unsupported_target_cluster_ctaid_y_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cluster_ctaid_y() { detail::ptxgen_unsupported_target_cluster_ctaid_y_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -572,9 +572,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   cluster_ctaid_z: %cluster_ctaid.z (.u32, PTX ISA 7.8)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctaid_z(
+PTXGEN_PTX_DEVICE std::uint32_t cluster_ctaid_z(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -588,7 +588,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctaid_z() { detail::ptxgen_unsupported_target_cluster_ctaid_z_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cluster_ctaid_z() { detail::ptxgen_unsupported_target_cluster_ctaid_z_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -604,9 +604,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   cluster_nctaid_x: %cluster_nctaid.x (.u32, PTX ISA 7.8)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctaid_x(
+PTXGEN_PTX_DEVICE std::uint32_t cluster_nctaid_x(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -620,7 +620,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctaid_x() { detail::ptxgen_unsupported_target_cluster_nctaid_x_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cluster_nctaid_x() { detail::ptxgen_unsupported_target_cluster_nctaid_x_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -636,9 +636,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   cluster_nctaid_y: %cluster_nctaid.y (.u32, PTX ISA 7.8)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctaid_y(
+PTXGEN_PTX_DEVICE std::uint32_t cluster_nctaid_y(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -652,7 +652,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctaid_y() { detail::ptxgen_unsupported_target_cluster_nctaid_y_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cluster_nctaid_y() { detail::ptxgen_unsupported_target_cluster_nctaid_y_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -668,9 +668,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   cluster_nctaid_z: %cluster_nctaid.z (.u32, PTX ISA 7.8)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctaid_z(
+PTXGEN_PTX_DEVICE std::uint32_t cluster_nctaid_z(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -684,7 +684,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctaid_z() { detail::ptxgen_unsupported_target_cluster_nctaid_z_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cluster_nctaid_z() { detail::ptxgen_unsupported_target_cluster_nctaid_z_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 /**
@@ -696,9 +696,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   laneid: %laneid (.u32, PTX ISA 1.3)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> laneid(
+PTXGEN_PTX_DEVICE std::uint32_t laneid(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -720,9 +720,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   warpid: %warpid (.u32, PTX ISA 1.3)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> warpid(
+PTXGEN_PTX_DEVICE std::uint32_t warpid(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -744,9 +744,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   nwarpid: %nwarpid (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nwarpid(
+PTXGEN_PTX_DEVICE std::uint32_t nwarpid(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -768,9 +768,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   smid: %smid (.u32, PTX ISA 1.3)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> smid(
+PTXGEN_PTX_DEVICE std::uint32_t smid(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -792,9 +792,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   nsmid: %nsmid (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nsmid(
+PTXGEN_PTX_DEVICE std::uint32_t nsmid(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -816,9 +816,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   gridid: %gridid (.u64, PTX ISA 3.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> gridid(
+PTXGEN_PTX_DEVICE std::uint64_t gridid(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u64
@@ -876,9 +876,9 @@ PTXGEN_PTX_DEVICE bool is_explicit_cluster() { detail::ptxgen_unsupported_target
  *   cluster_ctarank: %cluster_ctarank (.u32, PTX ISA 7.8)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctarank(
+PTXGEN_PTX_DEVICE std::uint32_t cluster_ctarank(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -892,7 +892,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctarank() { detail::ptxgen_unsupported_target_cluster_ctarank_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cluster_ctarank() { detail::ptxgen_unsupported_target_cluster_ctarank_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -908,9 +908,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   cluster_nctarank: %cluster_nctarank (.u32, PTX ISA 7.8)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctarank(
+PTXGEN_PTX_DEVICE std::uint32_t cluster_nctarank(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -924,7 +924,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctarank() { detail::ptxgen_unsupported_target_cluster_nctarank_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cluster_nctarank() { detail::ptxgen_unsupported_target_cluster_nctarank_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 #endif
 
 /**
@@ -936,9 +936,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   lanemask_eq: %lanemask_eq (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_eq(
+PTXGEN_PTX_DEVICE std::uint32_t lanemask_eq(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -960,9 +960,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   lanemask_le: %lanemask_le (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_le(
+PTXGEN_PTX_DEVICE std::uint32_t lanemask_le(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -984,9 +984,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   lanemask_lt: %lanemask_lt (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_lt(
+PTXGEN_PTX_DEVICE std::uint32_t lanemask_lt(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -1008,9 +1008,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   lanemask_ge: %lanemask_ge (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_ge(
+PTXGEN_PTX_DEVICE std::uint32_t lanemask_ge(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -1032,9 +1032,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   lanemask_gt: %lanemask_gt (.u32, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_gt(
+PTXGEN_PTX_DEVICE std::uint32_t lanemask_gt(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -1056,9 +1056,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   clock: %clock (.u32, PTX ISA 1.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clock(
+PTXGEN_PTX_DEVICE std::uint32_t clock(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -1080,9 +1080,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   clock_hi: %clock_hi (.u32, PTX ISA 5.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clock_hi(
+PTXGEN_PTX_DEVICE std::uint32_t clock_hi(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -1104,9 +1104,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   clock64: %clock64 (.u64, PTX ISA 2.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> clock64(
+PTXGEN_PTX_DEVICE std::uint64_t clock64(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u64
@@ -1128,9 +1128,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64
  *   pm0: %pm0 (.u32, PTX ISA 1.3)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm0(
+PTXGEN_PTX_DEVICE std::uint32_t pm0(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -1152,9 +1152,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   pm1: %pm1 (.u32, PTX ISA 1.3)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm1(
+PTXGEN_PTX_DEVICE std::uint32_t pm1(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -1176,9 +1176,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   pm2: %pm2 (.u32, PTX ISA 1.3)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm2(
+PTXGEN_PTX_DEVICE std::uint32_t pm2(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -1200,9 +1200,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   pm3: %pm3 (.u32, PTX ISA 1.3)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm3(
+PTXGEN_PTX_DEVICE std::uint32_t pm3(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -1224,9 +1224,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   pm4: %pm4 (.u32, PTX ISA 3.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm4(
+PTXGEN_PTX_DEVICE std::uint32_t pm4(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -1248,9 +1248,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   pm5: %pm5 (.u32, PTX ISA 3.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm5(
+PTXGEN_PTX_DEVICE std::uint32_t pm5(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -1272,9 +1272,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   pm6: %pm6 (.u32, PTX ISA 3.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm6(
+PTXGEN_PTX_DEVICE std::uint32_t pm6(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -1296,9 +1296,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   pm7: %pm7 (.u32, PTX ISA 3.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm7(
+PTXGEN_PTX_DEVICE std::uint32_t pm7(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -1320,9 +1320,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   pm0_64: %pm0_64 (.u64, PTX ISA 4.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm0_64(
+PTXGEN_PTX_DEVICE std::uint64_t pm0_64(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u64
@@ -1344,9 +1344,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64
  *   pm1_64: %pm1_64 (.u64, PTX ISA 4.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm1_64(
+PTXGEN_PTX_DEVICE std::uint64_t pm1_64(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u64
@@ -1368,9 +1368,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64
  *   pm2_64: %pm2_64 (.u64, PTX ISA 4.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm2_64(
+PTXGEN_PTX_DEVICE std::uint64_t pm2_64(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u64
@@ -1392,9 +1392,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64
  *   pm3_64: %pm3_64 (.u64, PTX ISA 4.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm3_64(
+PTXGEN_PTX_DEVICE std::uint64_t pm3_64(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u64
@@ -1416,9 +1416,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64
  *   pm4_64: %pm4_64 (.u64, PTX ISA 4.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm4_64(
+PTXGEN_PTX_DEVICE std::uint64_t pm4_64(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u64
@@ -1440,9 +1440,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64
  *   pm5_64: %pm5_64 (.u64, PTX ISA 4.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm5_64(
+PTXGEN_PTX_DEVICE std::uint64_t pm5_64(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u64
@@ -1464,9 +1464,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64
  *   pm6_64: %pm6_64 (.u64, PTX ISA 4.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm6_64(
+PTXGEN_PTX_DEVICE std::uint64_t pm6_64(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u64
@@ -1488,9 +1488,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64
  *   pm7_64: %pm7_64 (.u64, PTX ISA 4.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm7_64(
+PTXGEN_PTX_DEVICE std::uint64_t pm7_64(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u64
@@ -1512,9 +1512,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64
  *   envreg0: %envreg0 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg0(
+PTXGEN_PTX_DEVICE std::uint32_t envreg0(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1536,9 +1536,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg1: %envreg1 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg1(
+PTXGEN_PTX_DEVICE std::uint32_t envreg1(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1560,9 +1560,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg2: %envreg2 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg2(
+PTXGEN_PTX_DEVICE std::uint32_t envreg2(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1584,9 +1584,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg3: %envreg3 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg3(
+PTXGEN_PTX_DEVICE std::uint32_t envreg3(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1608,9 +1608,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg4: %envreg4 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg4(
+PTXGEN_PTX_DEVICE std::uint32_t envreg4(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1632,9 +1632,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg5: %envreg5 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg5(
+PTXGEN_PTX_DEVICE std::uint32_t envreg5(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1656,9 +1656,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg6: %envreg6 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg6(
+PTXGEN_PTX_DEVICE std::uint32_t envreg6(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1680,9 +1680,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg7: %envreg7 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg7(
+PTXGEN_PTX_DEVICE std::uint32_t envreg7(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1704,9 +1704,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg8: %envreg8 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg8(
+PTXGEN_PTX_DEVICE std::uint32_t envreg8(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1728,9 +1728,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg9: %envreg9 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg9(
+PTXGEN_PTX_DEVICE std::uint32_t envreg9(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1752,9 +1752,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg10: %envreg10 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg10(
+PTXGEN_PTX_DEVICE std::uint32_t envreg10(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1776,9 +1776,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg11: %envreg11 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg11(
+PTXGEN_PTX_DEVICE std::uint32_t envreg11(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1800,9 +1800,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg12: %envreg12 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg12(
+PTXGEN_PTX_DEVICE std::uint32_t envreg12(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1824,9 +1824,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg13: %envreg13 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg13(
+PTXGEN_PTX_DEVICE std::uint32_t envreg13(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1848,9 +1848,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg14: %envreg14 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg14(
+PTXGEN_PTX_DEVICE std::uint32_t envreg14(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1872,9 +1872,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg15: %envreg15 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg15(
+PTXGEN_PTX_DEVICE std::uint32_t envreg15(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1896,9 +1896,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg16: %envreg16 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg16(
+PTXGEN_PTX_DEVICE std::uint32_t envreg16(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1920,9 +1920,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg17: %envreg17 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg17(
+PTXGEN_PTX_DEVICE std::uint32_t envreg17(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1944,9 +1944,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg18: %envreg18 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg18(
+PTXGEN_PTX_DEVICE std::uint32_t envreg18(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1968,9 +1968,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg19: %envreg19 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg19(
+PTXGEN_PTX_DEVICE std::uint32_t envreg19(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -1992,9 +1992,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg20: %envreg20 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg20(
+PTXGEN_PTX_DEVICE std::uint32_t envreg20(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2016,9 +2016,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg21: %envreg21 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg21(
+PTXGEN_PTX_DEVICE std::uint32_t envreg21(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2040,9 +2040,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg22: %envreg22 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg22(
+PTXGEN_PTX_DEVICE std::uint32_t envreg22(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2064,9 +2064,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg23: %envreg23 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg23(
+PTXGEN_PTX_DEVICE std::uint32_t envreg23(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2088,9 +2088,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg24: %envreg24 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg24(
+PTXGEN_PTX_DEVICE std::uint32_t envreg24(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2112,9 +2112,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg25: %envreg25 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg25(
+PTXGEN_PTX_DEVICE std::uint32_t envreg25(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2136,9 +2136,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg26: %envreg26 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg26(
+PTXGEN_PTX_DEVICE std::uint32_t envreg26(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2160,9 +2160,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg27: %envreg27 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg27(
+PTXGEN_PTX_DEVICE std::uint32_t envreg27(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2184,9 +2184,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg28: %envreg28 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg28(
+PTXGEN_PTX_DEVICE std::uint32_t envreg28(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2208,9 +2208,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg29: %envreg29 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg29(
+PTXGEN_PTX_DEVICE std::uint32_t envreg29(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2232,9 +2232,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg30: %envreg30 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg30(
+PTXGEN_PTX_DEVICE std::uint32_t envreg30(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2256,9 +2256,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   envreg31: %envreg31 (.b32, PTX ISA 2.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg31(
+PTXGEN_PTX_DEVICE std::uint32_t envreg31(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2280,9 +2280,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   globaltimer: %globaltimer (.u64, PTX ISA 3.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> globaltimer(
+PTXGEN_PTX_DEVICE std::uint64_t globaltimer(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u64
@@ -2304,9 +2304,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64
  *   globaltimer_lo: %globaltimer_lo (.u32, PTX ISA 3.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> globaltimer_lo(
+PTXGEN_PTX_DEVICE std::uint32_t globaltimer_lo(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -2328,9 +2328,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   globaltimer_hi: %globaltimer_hi (.u32, PTX ISA 3.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> globaltimer_hi(
+PTXGEN_PTX_DEVICE std::uint32_t globaltimer_hi(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -2356,9 +2356,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   reserved_smem_offset_begin: %reserved_smem_offset_begin (.b32, PTX ISA 7.6)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_begin(
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_begin(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2372,7 +2372,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_begin() { detail::ptxgen_unsupported_target_reserved_smem_offset_begin_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_begin() { detail::ptxgen_unsupported_target_reserved_smem_offset_begin_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2388,9 +2388,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   reserved_smem_offset_end: %reserved_smem_offset_end (.b32, PTX ISA 7.6)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_end(
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_end(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2404,7 +2404,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_end() { detail::ptxgen_unsupported_target_reserved_smem_offset_end_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_end() { detail::ptxgen_unsupported_target_reserved_smem_offset_end_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2420,9 +2420,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   reserved_smem_offset_cap: %reserved_smem_offset_cap (.b32, PTX ISA 7.6)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_cap(
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_cap(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2436,7 +2436,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_cap() { detail::ptxgen_unsupported_target_reserved_smem_offset_cap_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_cap() { detail::ptxgen_unsupported_target_reserved_smem_offset_cap_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2452,9 +2452,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   reserved_smem_offset_0: %reserved_smem_offset_0 (.b32, PTX ISA 7.6)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_0(
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_0(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2468,7 +2468,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_0() { detail::ptxgen_unsupported_target_reserved_smem_offset_0_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_0() { detail::ptxgen_unsupported_target_reserved_smem_offset_0_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2484,9 +2484,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   reserved_smem_offset_1: %reserved_smem_offset_1 (.b32, PTX ISA 7.6)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_1(
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_1(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.b32
@@ -2500,7 +2500,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_1() { detail::ptxgen_unsupported_target_reserved_smem_offset_1_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_1() { detail::ptxgen_unsupported_target_reserved_smem_offset_1_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return std::uint32_t{}; }
 #endif
 
 /**
@@ -2512,9 +2512,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32
  *   total_smem_size: %total_smem_size (.u32, PTX ISA 4.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> total_smem_size(
+PTXGEN_PTX_DEVICE std::uint32_t total_smem_size(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -2540,9 +2540,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   aggr_smem_size: %aggr_smem_size (.u32, PTX ISA 8.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> aggr_smem_size(
+PTXGEN_PTX_DEVICE std::uint32_t aggr_smem_size(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -2556,7 +2556,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> aggr_smem_size() { detail::ptxgen_unsupported_target_aggr_smem_size_is_only_on_sm_90_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t aggr_smem_size() { detail::ptxgen_unsupported_target_aggr_smem_size_is_only_on_sm_90_and_later_from_ptx_isa_8_1(); return std::uint32_t{}; }
 #endif
 
 /**
@@ -2568,9 +2568,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   dynamic_smem_size: %dynamic_smem_size (.u32, PTX ISA 4.1)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> dynamic_smem_size(
+PTXGEN_PTX_DEVICE std::uint32_t dynamic_smem_size(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> d{};
+    std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u32
@@ -2592,9 +2592,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32
  *   current_graph_exec: %current_graph_exec (.u64, PTX ISA 8.0)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> current_graph_exec(
+PTXGEN_PTX_DEVICE std::uint64_t current_graph_exec(
 ) {
-    detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> d{};
+    std::uint64_t d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // mov.u64

@@ -29,15 +29,6 @@ enum class mov_special_type : int {
 
 
 namespace detail {
-
-PTXGEN_PTX_CONSTEXPR int mov_special_type_d(mov_special_type type) {
-    if (const long long ptxgen_v = detail::entry("\001\010\010\010\001\001\001\003\003\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 10)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
 #if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_aggr_smem_size_is_only_on_sm_90_and_later_from_ptx_isa_8_1();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_clock64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
@@ -151,511 +142,511 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_warpid_is_only_on_sm
 #if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
 #if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> tid_x() { detail::ptxgen_unsupported_target_tid_x_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t tid_x() { detail::ptxgen_unsupported_target_tid_x_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> tid_y() { detail::ptxgen_unsupported_target_tid_y_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t tid_y() { detail::ptxgen_unsupported_target_tid_y_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> tid_z() { detail::ptxgen_unsupported_target_tid_z_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t tid_z() { detail::ptxgen_unsupported_target_tid_z_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ntid_x() { detail::ptxgen_unsupported_target_ntid_x_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t ntid_x() { detail::ptxgen_unsupported_target_ntid_x_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ntid_y() { detail::ptxgen_unsupported_target_ntid_y_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t ntid_y() { detail::ptxgen_unsupported_target_ntid_y_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ntid_z() { detail::ptxgen_unsupported_target_ntid_z_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t ntid_z() { detail::ptxgen_unsupported_target_ntid_z_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ctaid_x() { detail::ptxgen_unsupported_target_ctaid_x_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t ctaid_x() { detail::ptxgen_unsupported_target_ctaid_x_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ctaid_y() { detail::ptxgen_unsupported_target_ctaid_y_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t ctaid_y() { detail::ptxgen_unsupported_target_ctaid_y_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ctaid_z() { detail::ptxgen_unsupported_target_ctaid_z_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t ctaid_z() { detail::ptxgen_unsupported_target_ctaid_z_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nctaid_x() { detail::ptxgen_unsupported_target_nctaid_x_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t nctaid_x() { detail::ptxgen_unsupported_target_nctaid_x_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nctaid_y() { detail::ptxgen_unsupported_target_nctaid_y_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t nctaid_y() { detail::ptxgen_unsupported_target_nctaid_y_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nctaid_z() { detail::ptxgen_unsupported_target_nctaid_z_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t nctaid_z() { detail::ptxgen_unsupported_target_nctaid_z_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clusterid_x() { detail::ptxgen_unsupported_target_clusterid_x_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t clusterid_x() { detail::ptxgen_unsupported_target_clusterid_x_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clusterid_y() { detail::ptxgen_unsupported_target_clusterid_y_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t clusterid_y() { detail::ptxgen_unsupported_target_clusterid_y_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clusterid_z() { detail::ptxgen_unsupported_target_clusterid_z_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t clusterid_z() { detail::ptxgen_unsupported_target_clusterid_z_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nclusterid_x() { detail::ptxgen_unsupported_target_nclusterid_x_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t nclusterid_x() { detail::ptxgen_unsupported_target_nclusterid_x_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nclusterid_y() { detail::ptxgen_unsupported_target_nclusterid_y_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t nclusterid_y() { detail::ptxgen_unsupported_target_nclusterid_y_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nclusterid_z() { detail::ptxgen_unsupported_target_nclusterid_z_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t nclusterid_z() { detail::ptxgen_unsupported_target_nclusterid_z_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctaid_x() { detail::ptxgen_unsupported_target_cluster_ctaid_x_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cluster_ctaid_x() { detail::ptxgen_unsupported_target_cluster_ctaid_x_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctaid_y() { detail::ptxgen_unsupported_target_cluster_ctaid_y_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cluster_ctaid_y() { detail::ptxgen_unsupported_target_cluster_ctaid_y_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctaid_z() { detail::ptxgen_unsupported_target_cluster_ctaid_z_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cluster_ctaid_z() { detail::ptxgen_unsupported_target_cluster_ctaid_z_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctaid_x() { detail::ptxgen_unsupported_target_cluster_nctaid_x_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cluster_nctaid_x() { detail::ptxgen_unsupported_target_cluster_nctaid_x_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctaid_y() { detail::ptxgen_unsupported_target_cluster_nctaid_y_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cluster_nctaid_y() { detail::ptxgen_unsupported_target_cluster_nctaid_y_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctaid_z() { detail::ptxgen_unsupported_target_cluster_nctaid_z_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cluster_nctaid_z() { detail::ptxgen_unsupported_target_cluster_nctaid_z_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> laneid() { detail::ptxgen_unsupported_target_laneid_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t laneid() { detail::ptxgen_unsupported_target_laneid_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> warpid() { detail::ptxgen_unsupported_target_warpid_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t warpid() { detail::ptxgen_unsupported_target_warpid_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nwarpid() { detail::ptxgen_unsupported_target_nwarpid_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t nwarpid() { detail::ptxgen_unsupported_target_nwarpid_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> smid() { detail::ptxgen_unsupported_target_smid_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t smid() { detail::ptxgen_unsupported_target_smid_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nsmid() { detail::ptxgen_unsupported_target_nsmid_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t nsmid() { detail::ptxgen_unsupported_target_nsmid_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> gridid() { detail::ptxgen_unsupported_target_gridid_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t gridid() { detail::ptxgen_unsupported_target_gridid_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool is_explicit_cluster() { detail::ptxgen_unsupported_target_is_explicit_cluster_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctarank() { detail::ptxgen_unsupported_target_cluster_ctarank_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cluster_ctarank() { detail::ptxgen_unsupported_target_cluster_ctarank_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctarank() { detail::ptxgen_unsupported_target_cluster_nctarank_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t cluster_nctarank() { detail::ptxgen_unsupported_target_cluster_nctarank_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_eq() { detail::ptxgen_unsupported_target_lanemask_eq_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t lanemask_eq() { detail::ptxgen_unsupported_target_lanemask_eq_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_le() { detail::ptxgen_unsupported_target_lanemask_le_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t lanemask_le() { detail::ptxgen_unsupported_target_lanemask_le_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_lt() { detail::ptxgen_unsupported_target_lanemask_lt_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t lanemask_lt() { detail::ptxgen_unsupported_target_lanemask_lt_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_ge() { detail::ptxgen_unsupported_target_lanemask_ge_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t lanemask_ge() { detail::ptxgen_unsupported_target_lanemask_ge_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_gt() { detail::ptxgen_unsupported_target_lanemask_gt_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t lanemask_gt() { detail::ptxgen_unsupported_target_lanemask_gt_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clock() { detail::ptxgen_unsupported_target_clock_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t clock() { detail::ptxgen_unsupported_target_clock_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clock_hi() { detail::ptxgen_unsupported_target_clock_hi_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t clock_hi() { detail::ptxgen_unsupported_target_clock_hi_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> clock64() { detail::ptxgen_unsupported_target_clock64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t clock64() { detail::ptxgen_unsupported_target_clock64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm0() { detail::ptxgen_unsupported_target_pm0_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t pm0() { detail::ptxgen_unsupported_target_pm0_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm1() { detail::ptxgen_unsupported_target_pm1_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t pm1() { detail::ptxgen_unsupported_target_pm1_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm2() { detail::ptxgen_unsupported_target_pm2_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t pm2() { detail::ptxgen_unsupported_target_pm2_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm3() { detail::ptxgen_unsupported_target_pm3_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t pm3() { detail::ptxgen_unsupported_target_pm3_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm4() { detail::ptxgen_unsupported_target_pm4_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t pm4() { detail::ptxgen_unsupported_target_pm4_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm5() { detail::ptxgen_unsupported_target_pm5_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t pm5() { detail::ptxgen_unsupported_target_pm5_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm6() { detail::ptxgen_unsupported_target_pm6_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t pm6() { detail::ptxgen_unsupported_target_pm6_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm7() { detail::ptxgen_unsupported_target_pm7_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t pm7() { detail::ptxgen_unsupported_target_pm7_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm0_64() { detail::ptxgen_unsupported_target_pm0_64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t pm0_64() { detail::ptxgen_unsupported_target_pm0_64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm1_64() { detail::ptxgen_unsupported_target_pm1_64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t pm1_64() { detail::ptxgen_unsupported_target_pm1_64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm2_64() { detail::ptxgen_unsupported_target_pm2_64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t pm2_64() { detail::ptxgen_unsupported_target_pm2_64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm3_64() { detail::ptxgen_unsupported_target_pm3_64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t pm3_64() { detail::ptxgen_unsupported_target_pm3_64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm4_64() { detail::ptxgen_unsupported_target_pm4_64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t pm4_64() { detail::ptxgen_unsupported_target_pm4_64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm5_64() { detail::ptxgen_unsupported_target_pm5_64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t pm5_64() { detail::ptxgen_unsupported_target_pm5_64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm6_64() { detail::ptxgen_unsupported_target_pm6_64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t pm6_64() { detail::ptxgen_unsupported_target_pm6_64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm7_64() { detail::ptxgen_unsupported_target_pm7_64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t pm7_64() { detail::ptxgen_unsupported_target_pm7_64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg0() { detail::ptxgen_unsupported_target_envreg0_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg0() { detail::ptxgen_unsupported_target_envreg0_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg1() { detail::ptxgen_unsupported_target_envreg1_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg1() { detail::ptxgen_unsupported_target_envreg1_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg2() { detail::ptxgen_unsupported_target_envreg2_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg2() { detail::ptxgen_unsupported_target_envreg2_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg3() { detail::ptxgen_unsupported_target_envreg3_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg3() { detail::ptxgen_unsupported_target_envreg3_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg4() { detail::ptxgen_unsupported_target_envreg4_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg4() { detail::ptxgen_unsupported_target_envreg4_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg5() { detail::ptxgen_unsupported_target_envreg5_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg5() { detail::ptxgen_unsupported_target_envreg5_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg6() { detail::ptxgen_unsupported_target_envreg6_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg6() { detail::ptxgen_unsupported_target_envreg6_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg7() { detail::ptxgen_unsupported_target_envreg7_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg7() { detail::ptxgen_unsupported_target_envreg7_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg8() { detail::ptxgen_unsupported_target_envreg8_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg8() { detail::ptxgen_unsupported_target_envreg8_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg9() { detail::ptxgen_unsupported_target_envreg9_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg9() { detail::ptxgen_unsupported_target_envreg9_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg10() { detail::ptxgen_unsupported_target_envreg10_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg10() { detail::ptxgen_unsupported_target_envreg10_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg11() { detail::ptxgen_unsupported_target_envreg11_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg11() { detail::ptxgen_unsupported_target_envreg11_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg12() { detail::ptxgen_unsupported_target_envreg12_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg12() { detail::ptxgen_unsupported_target_envreg12_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg13() { detail::ptxgen_unsupported_target_envreg13_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg13() { detail::ptxgen_unsupported_target_envreg13_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg14() { detail::ptxgen_unsupported_target_envreg14_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg14() { detail::ptxgen_unsupported_target_envreg14_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg15() { detail::ptxgen_unsupported_target_envreg15_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg15() { detail::ptxgen_unsupported_target_envreg15_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg16() { detail::ptxgen_unsupported_target_envreg16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg16() { detail::ptxgen_unsupported_target_envreg16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg17() { detail::ptxgen_unsupported_target_envreg17_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg17() { detail::ptxgen_unsupported_target_envreg17_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg18() { detail::ptxgen_unsupported_target_envreg18_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg18() { detail::ptxgen_unsupported_target_envreg18_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg19() { detail::ptxgen_unsupported_target_envreg19_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg19() { detail::ptxgen_unsupported_target_envreg19_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg20() { detail::ptxgen_unsupported_target_envreg20_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg20() { detail::ptxgen_unsupported_target_envreg20_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg21() { detail::ptxgen_unsupported_target_envreg21_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg21() { detail::ptxgen_unsupported_target_envreg21_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg22() { detail::ptxgen_unsupported_target_envreg22_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg22() { detail::ptxgen_unsupported_target_envreg22_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg23() { detail::ptxgen_unsupported_target_envreg23_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg23() { detail::ptxgen_unsupported_target_envreg23_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg24() { detail::ptxgen_unsupported_target_envreg24_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg24() { detail::ptxgen_unsupported_target_envreg24_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg25() { detail::ptxgen_unsupported_target_envreg25_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg25() { detail::ptxgen_unsupported_target_envreg25_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg26() { detail::ptxgen_unsupported_target_envreg26_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg26() { detail::ptxgen_unsupported_target_envreg26_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg27() { detail::ptxgen_unsupported_target_envreg27_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg27() { detail::ptxgen_unsupported_target_envreg27_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg28() { detail::ptxgen_unsupported_target_envreg28_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg28() { detail::ptxgen_unsupported_target_envreg28_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg29() { detail::ptxgen_unsupported_target_envreg29_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg29() { detail::ptxgen_unsupported_target_envreg29_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg30() { detail::ptxgen_unsupported_target_envreg30_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg30() { detail::ptxgen_unsupported_target_envreg30_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg31() { detail::ptxgen_unsupported_target_envreg31_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t envreg31() { detail::ptxgen_unsupported_target_envreg31_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> globaltimer() { detail::ptxgen_unsupported_target_globaltimer_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t globaltimer() { detail::ptxgen_unsupported_target_globaltimer_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> globaltimer_lo() { detail::ptxgen_unsupported_target_globaltimer_lo_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t globaltimer_lo() { detail::ptxgen_unsupported_target_globaltimer_lo_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> globaltimer_hi() { detail::ptxgen_unsupported_target_globaltimer_hi_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t globaltimer_hi() { detail::ptxgen_unsupported_target_globaltimer_hi_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_begin() { detail::ptxgen_unsupported_target_reserved_smem_offset_begin_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_begin() { detail::ptxgen_unsupported_target_reserved_smem_offset_begin_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_end() { detail::ptxgen_unsupported_target_reserved_smem_offset_end_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_end() { detail::ptxgen_unsupported_target_reserved_smem_offset_end_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_cap() { detail::ptxgen_unsupported_target_reserved_smem_offset_cap_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_cap() { detail::ptxgen_unsupported_target_reserved_smem_offset_cap_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_0() { detail::ptxgen_unsupported_target_reserved_smem_offset_0_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_0() { detail::ptxgen_unsupported_target_reserved_smem_offset_0_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_1() { detail::ptxgen_unsupported_target_reserved_smem_offset_1_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_1() { detail::ptxgen_unsupported_target_reserved_smem_offset_1_is_only_on_sm_80_and_later_from_ptx_isa_7_6(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> total_smem_size() { detail::ptxgen_unsupported_target_total_smem_size_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t total_smem_size() { detail::ptxgen_unsupported_target_total_smem_size_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> aggr_smem_size() { detail::ptxgen_unsupported_target_aggr_smem_size_is_only_on_sm_90_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t aggr_smem_size() { detail::ptxgen_unsupported_target_aggr_smem_size_is_only_on_sm_90_and_later_from_ptx_isa_8_1(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> dynamic_smem_size() { detail::ptxgen_unsupported_target_dynamic_smem_size_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
+PTXGEN_PTX_DEVICE std::uint32_t dynamic_smem_size() { detail::ptxgen_unsupported_target_dynamic_smem_size_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> current_graph_exec() { detail::ptxgen_unsupported_target_current_graph_exec_is_only_on_sm_75_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t current_graph_exec() { detail::ptxgen_unsupported_target_current_graph_exec_is_only_on_sm_75_and_later_from_ptx_isa_8_0(); return std::uint64_t{}; }
 #else
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> tid_x() */
+/* template <> std::uint32_t tid_x() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> tid_x() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> tid_y() */
+PTXGEN_PTX_DEVICE std::uint32_t tid_x() { return std::uint32_t{}; }
+/* template <> std::uint32_t tid_y() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> tid_y() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> tid_z() */
+PTXGEN_PTX_DEVICE std::uint32_t tid_y() { return std::uint32_t{}; }
+/* template <> std::uint32_t tid_z() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> tid_z() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ntid_x() */
+PTXGEN_PTX_DEVICE std::uint32_t tid_z() { return std::uint32_t{}; }
+/* template <> std::uint32_t ntid_x() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ntid_x() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ntid_y() */
+PTXGEN_PTX_DEVICE std::uint32_t ntid_x() { return std::uint32_t{}; }
+/* template <> std::uint32_t ntid_y() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ntid_y() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ntid_z() */
+PTXGEN_PTX_DEVICE std::uint32_t ntid_y() { return std::uint32_t{}; }
+/* template <> std::uint32_t ntid_z() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ntid_z() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ctaid_x() */
+PTXGEN_PTX_DEVICE std::uint32_t ntid_z() { return std::uint32_t{}; }
+/* template <> std::uint32_t ctaid_x() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ctaid_x() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ctaid_y() */
+PTXGEN_PTX_DEVICE std::uint32_t ctaid_x() { return std::uint32_t{}; }
+/* template <> std::uint32_t ctaid_y() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ctaid_y() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ctaid_z() */
+PTXGEN_PTX_DEVICE std::uint32_t ctaid_y() { return std::uint32_t{}; }
+/* template <> std::uint32_t ctaid_z() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> ctaid_z() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nctaid_x() */
+PTXGEN_PTX_DEVICE std::uint32_t ctaid_z() { return std::uint32_t{}; }
+/* template <> std::uint32_t nctaid_x() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nctaid_x() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nctaid_y() */
+PTXGEN_PTX_DEVICE std::uint32_t nctaid_x() { return std::uint32_t{}; }
+/* template <> std::uint32_t nctaid_y() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nctaid_y() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nctaid_z() */
+PTXGEN_PTX_DEVICE std::uint32_t nctaid_y() { return std::uint32_t{}; }
+/* template <> std::uint32_t nctaid_z() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nctaid_z() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clusterid_x() */
+PTXGEN_PTX_DEVICE std::uint32_t nctaid_z() { return std::uint32_t{}; }
+/* template <> std::uint32_t clusterid_x() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clusterid_x() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clusterid_y() */
+PTXGEN_PTX_DEVICE std::uint32_t clusterid_x() { return std::uint32_t{}; }
+/* template <> std::uint32_t clusterid_y() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clusterid_y() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clusterid_z() */
+PTXGEN_PTX_DEVICE std::uint32_t clusterid_y() { return std::uint32_t{}; }
+/* template <> std::uint32_t clusterid_z() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clusterid_z() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nclusterid_x() */
+PTXGEN_PTX_DEVICE std::uint32_t clusterid_z() { return std::uint32_t{}; }
+/* template <> std::uint32_t nclusterid_x() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nclusterid_x() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nclusterid_y() */
+PTXGEN_PTX_DEVICE std::uint32_t nclusterid_x() { return std::uint32_t{}; }
+/* template <> std::uint32_t nclusterid_y() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nclusterid_y() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nclusterid_z() */
+PTXGEN_PTX_DEVICE std::uint32_t nclusterid_y() { return std::uint32_t{}; }
+/* template <> std::uint32_t nclusterid_z() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nclusterid_z() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctaid_x() */
+PTXGEN_PTX_DEVICE std::uint32_t nclusterid_z() { return std::uint32_t{}; }
+/* template <> std::uint32_t cluster_ctaid_x() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctaid_x() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctaid_y() */
+PTXGEN_PTX_DEVICE std::uint32_t cluster_ctaid_x() { return std::uint32_t{}; }
+/* template <> std::uint32_t cluster_ctaid_y() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctaid_y() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctaid_z() */
+PTXGEN_PTX_DEVICE std::uint32_t cluster_ctaid_y() { return std::uint32_t{}; }
+/* template <> std::uint32_t cluster_ctaid_z() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctaid_z() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctaid_x() */
+PTXGEN_PTX_DEVICE std::uint32_t cluster_ctaid_z() { return std::uint32_t{}; }
+/* template <> std::uint32_t cluster_nctaid_x() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctaid_x() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctaid_y() */
+PTXGEN_PTX_DEVICE std::uint32_t cluster_nctaid_x() { return std::uint32_t{}; }
+/* template <> std::uint32_t cluster_nctaid_y() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctaid_y() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctaid_z() */
+PTXGEN_PTX_DEVICE std::uint32_t cluster_nctaid_y() { return std::uint32_t{}; }
+/* template <> std::uint32_t cluster_nctaid_z() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctaid_z() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> laneid() */
+PTXGEN_PTX_DEVICE std::uint32_t cluster_nctaid_z() { return std::uint32_t{}; }
+/* template <> std::uint32_t laneid() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> laneid() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> warpid() */
+PTXGEN_PTX_DEVICE std::uint32_t laneid() { return std::uint32_t{}; }
+/* template <> std::uint32_t warpid() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> warpid() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nwarpid() */
+PTXGEN_PTX_DEVICE std::uint32_t warpid() { return std::uint32_t{}; }
+/* template <> std::uint32_t nwarpid() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nwarpid() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> smid() */
+PTXGEN_PTX_DEVICE std::uint32_t nwarpid() { return std::uint32_t{}; }
+/* template <> std::uint32_t smid() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> smid() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nsmid() */
+PTXGEN_PTX_DEVICE std::uint32_t smid() { return std::uint32_t{}; }
+/* template <> std::uint32_t nsmid() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> nsmid() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> gridid() */
+PTXGEN_PTX_DEVICE std::uint32_t nsmid() { return std::uint32_t{}; }
+/* template <> std::uint64_t gridid() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> gridid() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t gridid() { return std::uint64_t{}; }
 /* template <> bool is_explicit_cluster() */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool is_explicit_cluster() { return bool{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctarank() */
+/* template <> std::uint32_t cluster_ctarank() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_ctarank() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctarank() */
+PTXGEN_PTX_DEVICE std::uint32_t cluster_ctarank() { return std::uint32_t{}; }
+/* template <> std::uint32_t cluster_nctarank() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> cluster_nctarank() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_eq() */
+PTXGEN_PTX_DEVICE std::uint32_t cluster_nctarank() { return std::uint32_t{}; }
+/* template <> std::uint32_t lanemask_eq() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_eq() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_le() */
+PTXGEN_PTX_DEVICE std::uint32_t lanemask_eq() { return std::uint32_t{}; }
+/* template <> std::uint32_t lanemask_le() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_le() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_lt() */
+PTXGEN_PTX_DEVICE std::uint32_t lanemask_le() { return std::uint32_t{}; }
+/* template <> std::uint32_t lanemask_lt() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_lt() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_ge() */
+PTXGEN_PTX_DEVICE std::uint32_t lanemask_lt() { return std::uint32_t{}; }
+/* template <> std::uint32_t lanemask_ge() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_ge() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_gt() */
+PTXGEN_PTX_DEVICE std::uint32_t lanemask_ge() { return std::uint32_t{}; }
+/* template <> std::uint32_t lanemask_gt() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> lanemask_gt() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clock() */
+PTXGEN_PTX_DEVICE std::uint32_t lanemask_gt() { return std::uint32_t{}; }
+/* template <> std::uint32_t clock() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clock() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clock_hi() */
+PTXGEN_PTX_DEVICE std::uint32_t clock() { return std::uint32_t{}; }
+/* template <> std::uint32_t clock_hi() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> clock_hi() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> clock64() */
+PTXGEN_PTX_DEVICE std::uint32_t clock_hi() { return std::uint32_t{}; }
+/* template <> std::uint64_t clock64() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> clock64() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm0() */
+PTXGEN_PTX_DEVICE std::uint64_t clock64() { return std::uint64_t{}; }
+/* template <> std::uint32_t pm0() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm0() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm1() */
+PTXGEN_PTX_DEVICE std::uint32_t pm0() { return std::uint32_t{}; }
+/* template <> std::uint32_t pm1() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm1() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm2() */
+PTXGEN_PTX_DEVICE std::uint32_t pm1() { return std::uint32_t{}; }
+/* template <> std::uint32_t pm2() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm2() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm3() */
+PTXGEN_PTX_DEVICE std::uint32_t pm2() { return std::uint32_t{}; }
+/* template <> std::uint32_t pm3() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm3() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm4() */
+PTXGEN_PTX_DEVICE std::uint32_t pm3() { return std::uint32_t{}; }
+/* template <> std::uint32_t pm4() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm4() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm5() */
+PTXGEN_PTX_DEVICE std::uint32_t pm4() { return std::uint32_t{}; }
+/* template <> std::uint32_t pm5() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm5() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm6() */
+PTXGEN_PTX_DEVICE std::uint32_t pm5() { return std::uint32_t{}; }
+/* template <> std::uint32_t pm6() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm6() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm7() */
+PTXGEN_PTX_DEVICE std::uint32_t pm6() { return std::uint32_t{}; }
+/* template <> std::uint32_t pm7() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> pm7() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm0_64() */
+PTXGEN_PTX_DEVICE std::uint32_t pm7() { return std::uint32_t{}; }
+/* template <> std::uint64_t pm0_64() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm0_64() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm1_64() */
+PTXGEN_PTX_DEVICE std::uint64_t pm0_64() { return std::uint64_t{}; }
+/* template <> std::uint64_t pm1_64() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm1_64() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm2_64() */
+PTXGEN_PTX_DEVICE std::uint64_t pm1_64() { return std::uint64_t{}; }
+/* template <> std::uint64_t pm2_64() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm2_64() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm3_64() */
+PTXGEN_PTX_DEVICE std::uint64_t pm2_64() { return std::uint64_t{}; }
+/* template <> std::uint64_t pm3_64() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm3_64() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm4_64() */
+PTXGEN_PTX_DEVICE std::uint64_t pm3_64() { return std::uint64_t{}; }
+/* template <> std::uint64_t pm4_64() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm4_64() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm5_64() */
+PTXGEN_PTX_DEVICE std::uint64_t pm4_64() { return std::uint64_t{}; }
+/* template <> std::uint64_t pm5_64() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm5_64() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm6_64() */
+PTXGEN_PTX_DEVICE std::uint64_t pm5_64() { return std::uint64_t{}; }
+/* template <> std::uint64_t pm6_64() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm6_64() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm7_64() */
+PTXGEN_PTX_DEVICE std::uint64_t pm6_64() { return std::uint64_t{}; }
+/* template <> std::uint64_t pm7_64() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> pm7_64() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg0() */
+PTXGEN_PTX_DEVICE std::uint64_t pm7_64() { return std::uint64_t{}; }
+/* template <> std::uint32_t envreg0() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg0() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg1() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg0() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg1() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg1() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg2() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg1() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg2() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg2() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg3() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg2() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg3() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg3() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg4() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg3() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg4() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg4() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg5() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg4() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg5() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg5() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg6() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg5() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg6() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg6() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg7() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg6() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg7() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg7() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg8() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg7() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg8() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg8() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg9() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg8() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg9() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg9() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg10() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg9() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg10() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg10() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg11() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg10() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg11() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg11() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg12() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg11() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg12() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg12() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg13() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg12() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg13() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg13() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg14() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg13() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg14() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg14() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg15() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg14() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg15() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg15() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg16() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg15() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg16() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg16() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg17() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg16() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg17() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg17() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg18() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg17() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg18() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg18() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg19() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg18() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg19() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg19() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg20() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg19() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg20() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg20() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg21() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg20() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg21() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg21() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg22() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg21() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg22() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg22() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg23() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg22() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg23() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg23() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg24() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg23() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg24() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg24() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg25() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg24() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg25() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg25() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg26() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg25() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg26() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg26() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg27() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg26() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg27() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg27() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg28() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg27() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg28() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg28() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg29() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg28() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg29() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg29() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg30() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg29() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg30() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg30() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg31() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg30() { return std::uint32_t{}; }
+/* template <> std::uint32_t envreg31() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> envreg31() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> globaltimer() */
+PTXGEN_PTX_DEVICE std::uint32_t envreg31() { return std::uint32_t{}; }
+/* template <> std::uint64_t globaltimer() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> globaltimer() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> globaltimer_lo() */
+PTXGEN_PTX_DEVICE std::uint64_t globaltimer() { return std::uint64_t{}; }
+/* template <> std::uint32_t globaltimer_lo() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> globaltimer_lo() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> globaltimer_hi() */
+PTXGEN_PTX_DEVICE std::uint32_t globaltimer_lo() { return std::uint32_t{}; }
+/* template <> std::uint32_t globaltimer_hi() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> globaltimer_hi() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_begin() */
+PTXGEN_PTX_DEVICE std::uint32_t globaltimer_hi() { return std::uint32_t{}; }
+/* template <> std::uint32_t reserved_smem_offset_begin() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_begin() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_end() */
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_begin() { return std::uint32_t{}; }
+/* template <> std::uint32_t reserved_smem_offset_end() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_end() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_cap() */
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_end() { return std::uint32_t{}; }
+/* template <> std::uint32_t reserved_smem_offset_cap() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_cap() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_0() */
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_cap() { return std::uint32_t{}; }
+/* template <> std::uint32_t reserved_smem_offset_0() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_0() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_1() */
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_0() { return std::uint32_t{}; }
+/* template <> std::uint32_t reserved_smem_offset_1() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)> reserved_smem_offset_1() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::b32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> total_smem_size() */
+PTXGEN_PTX_DEVICE std::uint32_t reserved_smem_offset_1() { return std::uint32_t{}; }
+/* template <> std::uint32_t total_smem_size() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> total_smem_size() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> aggr_smem_size() */
+PTXGEN_PTX_DEVICE std::uint32_t total_smem_size() { return std::uint32_t{}; }
+/* template <> std::uint32_t aggr_smem_size() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> aggr_smem_size() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> dynamic_smem_size() */
+PTXGEN_PTX_DEVICE std::uint32_t aggr_smem_size() { return std::uint32_t{}; }
+/* template <> std::uint32_t dynamic_smem_size() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)> dynamic_smem_size() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u32)>{}; }
-/* template <> detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> current_graph_exec() */
+PTXGEN_PTX_DEVICE std::uint32_t dynamic_smem_size() { return std::uint32_t{}; }
+/* template <> std::uint64_t current_graph_exec() */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)> current_graph_exec() { return detail::reg_t<detail::mov_special_type_d(mov_special_type::u64)>{}; }
+PTXGEN_PTX_DEVICE std::uint64_t current_graph_exec() { return std::uint64_t{}; }
 #endif
 #endif
 

@@ -29,14 +29,6 @@ PTXGEN_PTX_CONSTEXPR int tcgen05_commit_type_mbar(int, tcgen05_commit_completion
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_commit_type_cta_mask(int, tcgen05_commit_completion_mechanism, bool, tcgen05_commit_ss, tcgen05_commit_multicast_mode multicast_mode, tcgen05_commit_type) {
-    if (const long long ptxgen_v = detail::entry("\010\010\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(multicast_mode), 4)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
-    }
-    return -1;
-}
-
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
 
@@ -1758,7 +1750,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_forms0(PtxgenA0 mbar, PtxgenA1 c
 template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs = tcgen05_commit_ss::none>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster, tcgen05_commit_type::b64)> mbar,
-    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster, tcgen05_commit_type::b64)> cta_mask
+    std::uint16_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_commit_multicast_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
@@ -1815,7 +1807,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_forms0(PtxgenA0 mbar, Ptxgen
 template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs = tcgen05_commit_ss::none>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_16b, tcgen05_commit_type::b64)> mbar,
-    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_16b, tcgen05_commit_type::b64)> cta_mask
+    std::uint16_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_commit_multicast_16b_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
@@ -1876,7 +1868,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_forms0(PtxgenA0 mbar, Ptxgen
 template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs = tcgen05_commit_ss::none>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_32b, tcgen05_commit_type::b64)> mbar,
-    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, false, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_32b, tcgen05_commit_type::b64)> cta_mask
+    std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_commit_multicast_32b_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
@@ -2004,7 +1996,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict_forms0(PtxgenA0 mb
 template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs = tcgen05_commit_ss::none>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_sync_restrict(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster, tcgen05_commit_type::b64)> mbar,
-    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster, tcgen05_commit_type::b64)> cta_mask
+    std::uint16_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_commit_multicast_sync_restrict_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
@@ -2069,7 +2061,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict_forms0(PtxgenA
 template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs = tcgen05_commit_ss::none>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_16b_sync_restrict(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_16b, tcgen05_commit_type::b64)> mbar,
-    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_16b, tcgen05_commit_type::b64)> cta_mask
+    std::uint16_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_commit_multicast_16b_sync_restrict_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;
@@ -2134,7 +2126,7 @@ PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict_forms0(PtxgenA
 template <int PtxgenCtaGroup, tcgen05_commit_ss PtxgenSs = tcgen05_commit_ss::none>
 PTXGEN_PTX_DEVICE void tcgen05_commit_multicast_32b_sync_restrict(
     detail::reg_t<detail::tcgen05_commit_type_mbar(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_32b, tcgen05_commit_type::b64)> mbar,
-    detail::reg_t<detail::tcgen05_commit_type_cta_mask(PtxgenCtaGroup, tcgen05_commit_completion_mechanism::mbarrier_arrive_one, true, PtxgenSs, tcgen05_commit_multicast_mode::multicast_cluster_32b, tcgen05_commit_type::b64)> cta_mask
+    std::uint32_t cta_mask
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::tcgen05_commit_multicast_32b_sync_restrict_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 2, static_cast<long long>(PtxgenSs))>;

@@ -54,6 +54,18 @@ from ptxgen.model.selection import selects
 from ptxgen.names import assert_not_reserved
 
 
+def _spec_names(spec: Any) -> set[str]:
+    """The qualifiers a value spec (by / div / literal, nested) depends on."""
+    if not isinstance(spec, dict):
+        return set()
+    if "div" in spec:
+        return {spec["div"][0]}
+    out = {spec["by"]} if "by" in spec else set()
+    for sub in [*spec.get("values", {}).values(), spec.get("default")]:
+        out |= _spec_names(sub)
+    return out
+
+
 class _Wrapper:
     def __init__(self, ins: Instruction, w: Wrapper, helpers: _Helpers,
                  select: str | None = None) -> None:
@@ -135,9 +147,9 @@ class _Wrapper:
                                      "(only a joined d|p pair and narrow outputs such as a "
                                      ".b8 register are returned together)")
                 rets.append(("bool", "std::uint32_t", pname) if u.kind == "predicate" else
-                            (self.operand_ctype(op, alt, u.kind), "std::uint32_t", pname)
+                            (self.operand_ctype(op, alt, u.kind, u), "std::uint32_t", pname)
                             if narrow else
-                            (self.operand_ctype(op, alt, u.kind),) * 2 + (pname,))
+                            (self.operand_ctype(op, alt, u.kind, u),) * 2 + (pname,))
                 continue
             if u.kind == "tensor":
                 elem, length = f"PtxgenElem{len(arrays)}", f"PtxgenLength{len(arrays)}"
@@ -180,11 +192,11 @@ class _Wrapper:
             elif u.kind == "register" and op.io != "in":
                 # a scalar output register (tcgen05.ld.red's redval): written through a
                 # reference, an output constraint of the asm statement
-                params.append(f"{self.operand_ctype(op, alt, u.kind)}& {pname}")
+                params.append(f"{self.operand_ctype(op, alt, u.kind, u)}& {pname}")
             else:
                 if u.name in ins.descriptor_links:
                     desc_params.append((len(params), u.name))
-                params.append(f"{self.operand_ctype(op, alt, u.kind)} {pname}")
+                params.append(f"{self.operand_ctype(op, alt, u.kind, u)} {pname}")
         rules: list[tuple[str, str | None]] = []
         for r in ins.rules:
             holds = _or(_not(cond.cond(r.when)),
@@ -305,10 +317,16 @@ class _Wrapper:
                 (f"detail::{checker['length']}<{needed} == 0 ? {length} : {needed}, "
                  f"{length}>::ok", None)]
 
-    def operand_ctype(self, op: Any, alt: Any, kind: str) -> str:
+    def operand_ctype(self, op: Any, alt: Any, kind: str, use: OperandUse | None = None) -> str:
+        """The C++ type of an operand: the type itself where the wrapper fixes it (every
+        qualifier its type depends on one value in every form: ``use``, the operand in one
+        of them, has it), else the type helper's answer for the template arguments."""
         spec = alt.type if alt is not None else op.type
         if not isinstance(spec, dict):
             return operand_type(str(spec), kind, op.access, op.object)[0]
+        if use is not None and isinstance(use.type, str) and _spec_names(spec) <= set(self.fixed):
+            # not a template argument: no helper evaluated (in every pass) for a constant
+            return operand_type(use.type, kind, op.access, op.object)[0]
         code = {k: operand_type(k, kind, op.access, op.object)[2] for k in REG}
         helper = self.helpers.value_helper(
             op.name if alt is None else alt.name, "type", [(None, spec)],
