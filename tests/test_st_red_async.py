@@ -90,6 +90,13 @@ CASES = [
     # st-async-weak-global: a weak st.async without mbarrier, a scope without .release
     ("st.async.u32 [rd0], r1;", "sm_90", "8.1", True, True),
     ("st.async.gpu.u32 [rd0], r1;", "sm_100", "8.7", True, True),
+    # the qualifiers' ptxas_leniency (ptxgen probe): a scope and .shared::cta on the mbarrier
+    # form, getctarank.s32
+    ("st.async.cluster.mbarrier::complete_tx::bytes.b32 [rd0], r1, [rd1];", "sm_90", "8.1",
+     True, True),
+    ("st.async.shared::cta.mbarrier::complete_tx::bytes.b32 [r0], r1, [r2];", "sm_90", "8.1",
+     True, True),
+    ("getctarank.s32 r0, r1;", "sm_90", "7.8", True, True),
     # async-mmio: .mmio with .gpu, 13.0 only (the document: .mmio requires .sys)
     ("st.async.mmio.release.gpu.global.u32 [rd0], r1;", "sm_100", "8.7", True, False),
     ("red.async.mmio.release.gpu.global.add.u32 [rd0], r1;", "sm_100", "8.7", True, False),

@@ -5747,7 +5747,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "values": ["shared::cluster"],
                             "optional": True,
                         },
-                        {"name": "type", "text": ".{}", "values": ["u32", "u64"]},
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": ["u32", "u64"],
+                            "ptxas_leniency": {
+                                "values": ["s32"],
+                                "toolkits": ["13.0", "13.5"],
+                                "ptxas": (
+                                    "getctarank.s32 assembles on sm_90 and later (ptxas 13.0 "
+                                    "and 13.5, ptxgen probe); the document's .type is .u32 or "
+                                    ".u64"
+                                ),
+                            },
+                        },
                     ],
                     "operands": [
                         {"name": "d", "kind": "register", "io": "out", "type": "b32"},
@@ -12557,12 +12570,34 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "text": ".{}",
                             "values": ["gpu", "sys"],
                             "optional": True,
+                            "ptxas_leniency": {
+                                "values": ["cluster"],
+                                "toolkits": ["13.0", "13.5"],
+                                "note": "st-async-weak-global",
+                                "ptxas": (
+                                    "st.async.cluster.mbarrier::complete_tx::bytes.b32 [a], "
+                                    "b, [mbar] (a scope on the weak mbarrier form) assembles "
+                                    "on sm_90 and later (ptxas 13.0 and 13.5, ptxgen probe); "
+                                    "the document's mbarrier form has no scope"
+                                ),
+                            },
                         },
                         {
                             "name": "space",
                             "text": ".{}",
                             "values": ["shared::cluster", "global"],
                             "optional": True,
+                            "ptxas_leniency": {
+                                "values": ["shared::cta"],
+                                "toolkits": ["13.0", "13.5"],
+                                "note": "st-async-weak-global",
+                                "ptxas": (
+                                    "st.async.shared::cta.mbarrier::complete_tx::bytes.b32 "
+                                    "[a], b, [mbar] assembles on sm_90 and later (ptxas 13.0 "
+                                    "and 13.5, ptxgen probe); the document's .ss is "
+                                    ".shared::cluster"
+                                ),
+                            },
                         },
                         {
                             "name": "completion",
