@@ -48,6 +48,8 @@ def test_builders_follow_the_rules() -> None:
                                   primary_size="%r0", total_size="%r1") == \
         "createpolicy.range.L2::evict_last.L2::evict_first.b64 %rd0, [%rd1], %r0, %r1;"
     assert ptx.getctarank(type="u64", d="%r1", a="%rd1") == "getctarank.u64 %r1, %rd1;"
+    assert ptx.red_async(mmio=True, sem="release", scope="sys", op="add", type="u32",
+                         a="%rd1", b="%r1") == "red.async.mmio.release.sys.add.u32 [%rd1], %r1;"
     for call, match in [
             (lambda: ptx.st_async(sem="release", scope="gpu", vec="v2", type="u32", a="%rd1",
                                   v=["%r1", "%r2"]), "one value to .global"),
@@ -58,6 +60,8 @@ def test_builders_follow_the_rules() -> None:
              r"\.and, \.or and \.xor take \.b32"),
             (lambda: ptx.red_async(sem="relaxed", scope="cluster", op="add", type="u32",
                                    a="%r1", b="%r2"), "with .mbarrier::complete_tx::bytes"),
+            (lambda: ptx.st_async(mmio=True, sem="release", scope="gpu", type="u32",
+                                  a="%rd1", b="%r1"), r"\.mmio takes the scope \.sys"),
             (lambda: ptx.st_bulk(a="%rd1", size=128, initval=1), "initval")]:
         with pytest.raises(PtxFormError, match=match):
             call()
@@ -97,10 +101,13 @@ CASES = [
     ("st.async.shared::cta.mbarrier::complete_tx::bytes.b32 [r0], r1, [r2];", "sm_90", "8.1",
      True, True),
     ("getctarank.s32 r0, r1;", "sm_90", "7.8", True, True),
-    # async-mmio: .mmio with .gpu, 13.0 only (the document: .mmio requires .sys)
+    # async-mmio: .mmio with .gpu, 13.0 only (the document: .mmio requires .sys; rule
+    # mmio-sys, ptxas_accepts_toolkits [13.0]), and .mmio without .release
     ("st.async.mmio.release.gpu.global.u32 [rd0], r1;", "sm_100", "8.7", True, False),
     ("red.async.mmio.release.gpu.global.add.u32 [rd0], r1;", "sm_100", "8.7", True, False),
     ("red.async.mmio.release.sys.global.add.u32 [rd0], r1;", "sm_100", "8.7", True, True),
+    ("red.async.mmio.release.sys.global.add.u32 [rd0], r1;", "sm_100", "8.6", False, False),
+    ("st.async.mmio.u32 [rd0], r1;", "sm_100", "8.7", False, False),
     # st-bulk-size: the 32-bit size (PTX ISA 9.0), which ptxas 13.0 cannot assemble
     ("st.bulk.weak.shared::cta [r0], r1, 0;", "sm_100", "9.0", False, True),
 ]
@@ -193,12 +200,12 @@ _SM90_HAND = """asm volatile("st.async.shared::cluster.mbarrier::complete_tx::by
     asm volatile("applypriority.global.L2::evict_normal [%0], 128;" :: "l"(g) : "memory");
     asm volatile("discard.L2 [%0], 128;" :: "l"(g) : "memory");"""
 _SM100_WRAPPER = _SM90_WRAPPER + """
-    px::st_async_release<px::st_async_type::s16, px::st_async_scope::sys,
+    px::st_async_release<px::st_async_type::s16, true, px::st_async_scope::sys,
                          px::st_async_space::space_global>(g, static_cast<std::uint16_t>(v));
     px::red_async_release<px::red_async_scope::gpu, px::red_async_type::s64>(g, w);
     px::st_bulk<true, px::st_bulk_space::shared_cta>(sa, w, px::imm<0>);"""
 _SM100_HAND = _SM90_HAND + """
-    asm volatile("st.async.release.sys.global.s16 [%0], %1;"
+    asm volatile("st.async.mmio.release.sys.global.s16 [%0], %1;"
                  :: "l"(g), "h"(static_cast<std::uint16_t>(v)) : "memory");
     asm volatile("red.async.release.gpu.add.s64 [%0], %1;" :: "l"(g), "l"(w) : "memory");
     asm volatile("st.bulk.weak.shared::cta [%0], %1, 0;" :: "r"(sa), "l"(w) : "memory");"""
@@ -224,3 +231,4 @@ def test_wrappers_write_the_hand_written_ptx(release: str, arch: str) -> None:
         assert op in opcodes, op
     if sm100:
         assert "st.bulk.weak" in opcodes and "red.async.release.gpu" in opcodes
+        assert "st.async.mmio.release.sys" in opcodes

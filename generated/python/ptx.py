@@ -12554,11 +12554,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "st.async",
                     "id": "st_async",
-                    "partial": (
-                        "not yet: .mmio (ptxas 13.0 and 13.5 differ on its scope: note "
-                        "async-mmio)"
-                    ),
                     "qualifiers": [
+                        {"name": "mmio", "text": ".mmio", "flag": True},
                         {
                             "name": "sem",
                             "text": ".{}",
@@ -12753,6 +12750,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             ),
                         },
                         {
+                            "id": "mmio-release",
+                            "when": {"mmio": True},
+                            "require": {"sem": "release"},
+                            "message": ".mmio goes with .release",
+                        },
+                        {
+                            "id": "mmio-sys",
+                            "when": {"mmio": True},
+                            "require": {"scope": "sys"},
+                            "ptxas_accepts": {"scope": "gpu"},
+                            "ptxas_accepts_toolkits": ["13.0"],
+                            "message": ".mmio takes the scope .sys",
+                        },
+                        {
                             "id": "completion-types",
                             "when": {"completion": True},
                             "require": {
@@ -12825,6 +12836,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_100+"],
                             "since": "8.7",
                         },
+                        {
+                            "id": "mmio",
+                            "when": {"mmio": True},
+                            "targets": ["sm_100+"],
+                            "since": "8.7",
+                        },
                         {"id": "b128", "when": {"type": "b128"}, "since": "9.2"},
                     ],
                     "wrappers": [
@@ -12836,11 +12853,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "red.async",
                     "id": "red_async",
-                    "partial": (
-                        "not yet: .mmio (ptxas 13.0 and 13.5 differ on its scope: note "
-                        "async-mmio)"
-                    ),
                     "qualifiers": [
+                        {"name": "mmio", "text": ".mmio", "flag": True},
                         {"name": "sem", "text": ".{}", "values": ["relaxed", "release"]},
                         {"name": "scope", "text": ".{}", "values": ["cluster", "gpu", "sys"]},
                         {
@@ -12936,6 +12950,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             ),
                         },
                         {
+                            "id": "mmio-release",
+                            "when": {"mmio": True},
+                            "require": {"sem": "release"},
+                            "message": ".mmio goes with .release",
+                        },
+                        {
+                            "id": "mmio-sys",
+                            "when": {"mmio": True},
+                            "require": {"scope": "sys"},
+                            "ptxas_accepts": {"scope": "gpu"},
+                            "ptxas_accepts_toolkits": ["13.0"],
+                            "message": ".mmio takes the scope .sys",
+                        },
+                        {
                             "id": "inc-dec-types",
                             "when": {"op": ["inc", "dec"]},
                             "require": {"type": "u32"},
@@ -12984,6 +13012,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "scope",
                             "when": {"scope": ["gpu", "sys"]},
+                            "targets": ["sm_100+"],
+                            "since": "8.7",
+                        },
+                        {
+                            "id": "mmio",
+                            "when": {"mmio": True},
                             "targets": ["sm_100+"],
                             "since": "8.7",
                         },
@@ -15997,8 +16031,8 @@ FORM_COUNTS: dict[str, int] = {
     "prefetch_line": 13,
     "prefetchu_line": 1,
     "mov_special": 101,
-    "st_async": 140,
-    "red_async": 40,
+    "st_async": 168,
+    "red_async": 48,
     "st_bulk": 4,
     "setmaxnreg_action": 2,
     "griddepcontrol_action": 2,
@@ -16256,9 +16290,9 @@ FORM_DIGESTS: dict[str, str] = {
     "mov_special":
         "abfe492f84d7db5112877766471c4fcd0d17103260e7c7a5e2bdca8061d361f8",
     "st_async":
-        "a620c8997f9badaeb16b3fb790f483dc82d03994335c24339a4250c72e3f97e8",
+        "d8fb020e24571bd15dadcae61ed66005d33973434e9bdf8a33ad4d4f2ffd77f8",
     "red_async":
-        "62d4924ffcf06613e3edbfceb3a6a3ac6d3bd33d47cb28602d4cdca3dc006a74",
+        "d1b7089a3d5a78abcdfb1a2b09cec7c6d8e201bf7f045dd45827eae3729824c8",
     "st_bulk":
         "c396c0c8a2fb0d64284310a699853b0307e1b83b86aa20e4754316e9369de6ab",
     "setmaxnreg_action":
@@ -22708,6 +22742,7 @@ def mov_special(
 
 def st_async(
     *,
+    mmio: bool = False,
     sem: str | None = None,
     scope: str | None = None,
     space: str | None = None,
@@ -22730,6 +22765,7 @@ def st_async(
     state space.
 
     Qualifiers:
+        mmio: True writes .mmio. an mmio operation (with .release.sys)
         sem: one of weak, release (None leaves it out). the memory order (weak when left out)
         scope: one of gpu, sys (None leaves it out). the scope of the release
         space: one of shared::cluster, global (None leaves it out). the state space of a and
@@ -22752,6 +22788,7 @@ def st_async(
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("st_async"), {
+        "mmio": mmio,
         "sem": sem,
         "scope": scope,
         "space": space,
@@ -22767,6 +22804,7 @@ def st_async(
 
 def red_async(
     *,
+    mmio: bool = False,
     space: str | None = None,
     completion: bool = False,
     mbar: str | None = None,
@@ -22787,6 +22825,7 @@ def red_async(
     release reduction (.add) at the global address a. .inc and .dec wrap in [0..b].
 
     Qualifiers:
+        mmio: True writes .mmio. an mmio operation (with .release.sys)
         sem: one of relaxed, release.
         scope: one of cluster, gpu, sys.
         space: one of shared::cluster, global (None leaves it out). the state space of a and
@@ -22808,6 +22847,7 @@ def red_async(
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("red_async"), {
+        "mmio": mmio,
         "space": space,
         "completion": completion,
         "mbar": mbar,

@@ -13,7 +13,7 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int st_async_type_a(st_async_sem, st_async_scope, st_async_space space, bool, st_async_vec, st_async_type) {
+PTXGEN_PTX_CONSTEXPR int st_async_type_a(bool, st_async_sem, st_async_scope, st_async_space space, bool, st_async_vec, st_async_type) {
     if (const long long ptxgen_v = detail::entry("\007\011\007"
             , 1, detail::cell(0, 1, static_cast<long long>(space), 3)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -21,7 +21,7 @@ PTXGEN_PTX_CONSTEXPR int st_async_type_a(st_async_sem, st_async_scope, st_async_
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int st_async_type_b(st_async_sem, st_async_scope, st_async_space, bool, st_async_vec, st_async_type type) {
+PTXGEN_PTX_CONSTEXPR int st_async_type_b(bool, st_async_sem, st_async_scope, st_async_space, bool, st_async_vec, st_async_type type) {
     if (const long long ptxgen_v = detail::entry("\014\010\001\003\013\014\010\001\003\014\010\002\003\004\005"
             , 1, detail::cell(0, 1, static_cast<long long>(type), 15)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -29,7 +29,7 @@ PTXGEN_PTX_CONSTEXPR int st_async_type_b(st_async_sem, st_async_scope, st_async_
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int st_async_type_mbar(st_async_sem, st_async_scope, st_async_space space, bool, st_async_vec, st_async_type) {
+PTXGEN_PTX_CONSTEXPR int st_async_type_mbar(bool, st_async_sem, st_async_scope, st_async_space space, bool, st_async_vec, st_async_type) {
     if (const long long ptxgen_v = detail::entry("\012\011\012"
             , 1, detail::cell(0, 1, static_cast<long long>(space), 3)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -37,7 +37,7 @@ PTXGEN_PTX_CONSTEXPR int st_async_type_mbar(st_async_sem, st_async_scope, st_asy
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int red_async_type_a(red_async_sem, red_async_scope, red_async_space space, bool, red_async_op, red_async_type) {
+PTXGEN_PTX_CONSTEXPR int red_async_type_a(bool, red_async_sem, red_async_scope, red_async_space space, bool, red_async_op, red_async_type) {
     if (const long long ptxgen_v = detail::entry("\007\011\007"
             , 1, detail::cell(0, 1, static_cast<long long>(space), 3)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -45,7 +45,7 @@ PTXGEN_PTX_CONSTEXPR int red_async_type_a(red_async_sem, red_async_scope, red_as
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int red_async_type_b(red_async_sem, red_async_scope, red_async_space, bool, red_async_op, red_async_type type) {
+PTXGEN_PTX_CONSTEXPR int red_async_type_b(bool, red_async_sem, red_async_scope, red_async_space, bool, red_async_op, red_async_type type) {
     if (const long long ptxgen_v = detail::entry("\001\001\002\003\003"
             , 1, detail::cell(0, 1, static_cast<long long>(type), 5)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -53,7 +53,7 @@ PTXGEN_PTX_CONSTEXPR int red_async_type_b(red_async_sem, red_async_scope, red_as
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int red_async_type_mbar(red_async_sem, red_async_scope, red_async_space space, bool, red_async_op, red_async_type) {
+PTXGEN_PTX_CONSTEXPR int red_async_type_mbar(bool, red_async_sem, red_async_scope, red_async_space space, bool, red_async_op, red_async_type) {
     if (const long long ptxgen_v = detail::entry("\012\011\012"
             , 1, detail::cell(0, 1, static_cast<long long>(space), 3)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -125,7 +125,7 @@ PTXGEN_PTX_DEVICE void st_async_forms0(PtxgenA0 a, PtxgenA1 b, PtxgenA2 mbar);
 /**
  * `st.async`: asynchronous store into a CTA's shared memory of the cluster, or release store to global memory (spec: spec/instructions/st_red_async.yaml).
  *
- * Fixed by this wrapper: scope = none, completion = true, vec = none.
+ * Fixed by this wrapper: mmio = false, scope = none, completion = true, vec = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSem: sem (none, weak, release). the memory order (weak when left out)
@@ -138,9 +138,9 @@ PTXGEN_PTX_DEVICE void st_async_forms0(PtxgenA0 a, PtxgenA1 b, PtxgenA2 mbar);
  */
 template <st_async_type PtxgenType, st_async_sem PtxgenSem = st_async_sem::none, st_async_space PtxgenSpace = st_async_space::none>
 PTXGEN_PTX_DEVICE void st_async(
-    detail::reg_t<detail::st_async_type_a(PtxgenSem, st_async_scope::none, PtxgenSpace, true, st_async_vec::none, PtxgenType)> a,
-    detail::reg_t<detail::st_async_type_b(PtxgenSem, st_async_scope::none, PtxgenSpace, true, st_async_vec::none, PtxgenType)> b,
-    detail::reg_t<detail::st_async_type_mbar(PtxgenSem, st_async_scope::none, PtxgenSpace, true, st_async_vec::none, PtxgenType)> mbar
+    detail::reg_t<detail::st_async_type_a(false, PtxgenSem, st_async_scope::none, PtxgenSpace, true, st_async_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::st_async_type_b(false, PtxgenSem, st_async_scope::none, PtxgenSpace, true, st_async_vec::none, PtxgenType)> b,
+    detail::reg_t<detail::st_async_type_mbar(false, PtxgenSem, st_async_scope::none, PtxgenSpace, true, st_async_vec::none, PtxgenType)> mbar
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::st_async_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenSpace))>;
@@ -198,7 +198,7 @@ PTXGEN_PTX_DEVICE void st_async_v_forms0(PtxgenA0 a, const PtxgenA1& v, PtxgenA2
 /**
  * `st.async`: asynchronous store into a CTA's shared memory of the cluster, or release store to global memory (spec: spec/instructions/st_red_async.yaml).
  *
- * Fixed by this wrapper: scope = none, completion = true.
+ * Fixed by this wrapper: mmio = false, scope = none, completion = true.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSem: sem (none, weak, release). the memory order (weak when left out)
@@ -212,9 +212,9 @@ PTXGEN_PTX_DEVICE void st_async_v_forms0(PtxgenA0 a, const PtxgenA1& v, PtxgenA2
  */
 template <st_async_type PtxgenType, st_async_sem PtxgenSem = st_async_sem::none, st_async_space PtxgenSpace = st_async_space::none, st_async_vec PtxgenVec = st_async_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void st_async_v(
-    detail::reg_t<detail::st_async_type_a(PtxgenSem, st_async_scope::none, PtxgenSpace, true, PtxgenVec, PtxgenType)> a,
+    detail::reg_t<detail::st_async_type_a(false, PtxgenSem, st_async_scope::none, PtxgenSpace, true, PtxgenVec, PtxgenType)> a,
     const PtxgenElem0 (&v)[PtxgenLength0],
-    detail::reg_t<detail::st_async_type_mbar(PtxgenSem, st_async_scope::none, PtxgenSpace, true, PtxgenVec, PtxgenType)> mbar
+    detail::reg_t<detail::st_async_type_mbar(false, PtxgenSem, st_async_scope::none, PtxgenSpace, true, PtxgenVec, PtxgenType)> mbar
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::st_async_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 3, static_cast<long long>(PtxgenSem)), 3, static_cast<long long>(PtxgenSpace)), 3, static_cast<long long>(PtxgenVec))>;
@@ -237,8 +237,8 @@ PTXGEN_PTX_DEVICE void st_async_v(
                   "ptxgen: st.async: operand b is required when vec = none");
     static_assert((PtxgenVec != st_async_vec::none),
                   "ptxgen: st.async: operand v is only allowed when vec = {v2, v4}");
-    static_assert(detail::st_async_v_element_type<detail::reg_or_t<detail::st_async_type_v(PtxgenSem, st_async_scope::none, PtxgenSpace, true, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::st_async_count_v(PtxgenSem, st_async_scope::none, PtxgenSpace, true, PtxgenVec, PtxgenType));
+    static_assert(detail::st_async_v_element_type<detail::reg_or_t<detail::st_async_type_v(false, PtxgenSem, st_async_scope::none, PtxgenSpace, true, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::st_async_count_v(false, PtxgenSem, st_async_scope::none, PtxgenSpace, true, PtxgenVec, PtxgenType));
     static_assert(detail::st_async_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: st.async: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -258,17 +258,23 @@ PTXGEN_PTX_DEVICE void st_async_v(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 56 forms of st_async_release: form number * 256 + support class, by
-// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// The 84 forms of st_async_release: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct st_async_release_forms0_table {
-    static constexpr int width = 2;
+    static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\003\000\005\000\006\000\010\000\014\000\016\000\017\000\021\000\025\000\027\000\030\000\032"
-        "\000\036\000 \000!\000#\0000\0002\0003\0005\0009\000;\000<\000>"
-        "\000B\000D\000E\000G\000K\000M\000N\000P\000T\000V\000W\000Y"
-        "\000]\000_\000`\000b\000f\000h\000i\000k\000o\000q\000r\000t"
-        "\000x\000z\000{\000}\000\201\000\203\000\204\000\206";
+        "\000\003\000\000\005\000\000\006\000\000\010\000\000\017\000\000\021\000\000\025\000\000\027\000"
+        "\000\030\000\000\032\000\000!\000\000#\000\000'\000\000)\000\000*\000\000,\000"
+        "\0003\000\0005\000\0009\000\000;\000\000<\000\000>\000\000E\000\000G\000"
+        "\000]\000\000_\000\000`\000\000b\000\000i\000\000k\000\000o\000\000q\000"
+        "\000r\000\000t\000\000{\000\000}\000\000\201\000\000\203\000\000\204\000\000\206\000"
+        "\000\215\000\000\217\000\000\223\000\000\225\000\000\226\000\000\230\000\000\237\000\000\241\000"
+        "\000\245\000\000\247\000\000\250\000\000\252\000\000\261\000\000\263\000\000\267\000\000\271\000"
+        "\000\272\000\000\274\000\000\303\000\000\305\000\000\311\000\000\313\000\000\314\000\000\316\000"
+        "\000\325\000\000\327\000\000\333\000\000\335\000\000\336\000\000\340\000\000\347\000\000\351\000"
+        "\000\355\000\000\357\000\000\360\000\000\362\000\000\371\000\000\373\000\000\377\000\000\001\001"
+        "\000\002\001\000\004\001\000\013\001\000\015\001";
     static constexpr gate gates[] = {
         {0x1fffff00ull, 1000, 87},
     };
@@ -289,6 +295,7 @@ PTXGEN_PTX_DEVICE void st_async_release_forms0(PtxgenA0 a, PtxgenA1 b);
  * Fixed by this wrapper: sem = release, completion = false, vec = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenMmio: mmio (true / false). an mmio operation (with .release.sys)
  *   PtxgenScope: scope (none, gpu, sys). the scope of the release
  *   PtxgenSpace: space (none, shared::cluster, global). the state space of a and mbar (generic addressing when left out)
  * Operands:
@@ -296,18 +303,20 @@ PTXGEN_PTX_DEVICE void st_async_release_forms0(PtxgenA0 a, PtxgenA1 b);
  *   b: the value stored
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <st_async_type PtxgenType, st_async_scope PtxgenScope = st_async_scope::none, st_async_space PtxgenSpace = st_async_space::none>
+template <st_async_type PtxgenType, bool PtxgenMmio = false, st_async_scope PtxgenScope = st_async_scope::none, st_async_space PtxgenSpace = st_async_space::none>
 PTXGEN_PTX_DEVICE void st_async_release(
-    detail::reg_t<detail::st_async_type_a(st_async_sem::release, PtxgenScope, PtxgenSpace, false, st_async_vec::none, PtxgenType)> a,
-    detail::reg_t<detail::st_async_type_b(st_async_sem::release, PtxgenScope, PtxgenSpace, false, st_async_vec::none, PtxgenType)> b
+    detail::reg_t<detail::st_async_type_a(PtxgenMmio, st_async_sem::release, PtxgenScope, PtxgenSpace, false, st_async_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::st_async_type_b(PtxgenMmio, st_async_sem::release, PtxgenScope, PtxgenSpace, false, st_async_vec::none, PtxgenType)> b
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::st_async_release_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
+    using ptxgen_f = detail::form_of<detail::st_async_release_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 2, (PtxgenMmio ? 1 : 0)), 3, static_cast<long long>(PtxgenScope)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenScope != st_async_scope::none))),
                   "ptxgen: st.async: .release takes a scope (.gpu or .sys)");
     static_assert((((PtxgenSpace != st_async_space::shared_cluster))),
                   "ptxgen: st.async: a release st.async stores one value to .global (or a generic address) without an mbarrier");
+    static_assert((!(PtxgenMmio)) || (((PtxgenScope == st_async_scope::sys))),
+                  "ptxgen: st.async: .mmio takes the scope .sys");
     static_assert((((PtxgenType != st_async_type::b128))),
                   "ptxgen: st.async: the release form stores 8- to 64-bit types (no .b128)");
     static_assert(ptxgen_f::cls >= 0,
@@ -353,7 +362,7 @@ PTXGEN_PTX_DEVICE void red_async_forms0(PtxgenA0 a, PtxgenA1 b, PtxgenA2 mbar);
 /**
  * `red.async`: asynchronous reduction into a CTA's shared memory of the cluster, or release reduction in global memory (spec: spec/instructions/st_red_async.yaml).
  *
- * Fixed by this wrapper: sem = relaxed, scope = cluster, completion = true.
+ * Fixed by this wrapper: mmio = false, sem = relaxed, scope = cluster, completion = true.
  * Template parameters:
  *   PtxgenOp: op (add, min, max, inc, dec, and, or, xor).
  *   PtxgenType: type (b32, u32, s32, u64, s64).
@@ -366,9 +375,9 @@ PTXGEN_PTX_DEVICE void red_async_forms0(PtxgenA0 a, PtxgenA1 b, PtxgenA2 mbar);
  */
 template <red_async_op PtxgenOp, red_async_type PtxgenType, red_async_space PtxgenSpace = red_async_space::none>
 PTXGEN_PTX_DEVICE void red_async(
-    detail::reg_t<detail::red_async_type_a(red_async_sem::relaxed, red_async_scope::cluster, PtxgenSpace, true, PtxgenOp, PtxgenType)> a,
-    detail::reg_t<detail::red_async_type_b(red_async_sem::relaxed, red_async_scope::cluster, PtxgenSpace, true, PtxgenOp, PtxgenType)> b,
-    detail::reg_t<detail::red_async_type_mbar(red_async_sem::relaxed, red_async_scope::cluster, PtxgenSpace, true, PtxgenOp, PtxgenType)> mbar
+    detail::reg_t<detail::red_async_type_a(false, red_async_sem::relaxed, red_async_scope::cluster, PtxgenSpace, true, PtxgenOp, PtxgenType)> a,
+    detail::reg_t<detail::red_async_type_b(false, red_async_sem::relaxed, red_async_scope::cluster, PtxgenSpace, true, PtxgenOp, PtxgenType)> b,
+    detail::reg_t<detail::red_async_type_mbar(false, red_async_sem::relaxed, red_async_scope::cluster, PtxgenSpace, true, PtxgenOp, PtxgenType)> mbar
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::red_async_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenOp)), 5, static_cast<long long>(PtxgenType)), 3, static_cast<long long>(PtxgenSpace))>;
@@ -403,14 +412,14 @@ PTXGEN_PTX_DEVICE void red_async(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 16 forms of red_async_release: form number * 256 + support class, by
+// The 24 forms of red_async_release: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct red_async_release_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\022\000\024\000\025\000\027\000\030\000\032\000\033\000\035\000!\000#\000$\000&"
-        "\000'\000)\000*\000,";
+        "\000$\000&\000*\000,\0000\0002\0006\0008\000B\000D\000E\000G"
+        "\000H\000J\000K\000M\000N\000P\000Q\000S\000T\000V\000W\000Y";
     static constexpr gate gates[] = {
         {0x1fffff00ull, 1000, 87},
     };
@@ -432,19 +441,20 @@ PTXGEN_PTX_DEVICE void red_async_release_forms0(PtxgenA0 a, PtxgenA1 b);
  * Template parameters:
  *   PtxgenScope: scope (cluster, gpu, sys).
  *   PtxgenType: type (b32, u32, s32, u64, s64).
+ *   PtxgenMmio: mmio (true / false). an mmio operation (with .release.sys)
  *   PtxgenSpace: space (none, shared::cluster, global). the state space of a and mbar (generic addressing when left out)
  * Operands:
  *   a: the address reduced at (a 32-bit shared::cluster address with .shared::cluster, else a generic or global address)
  *   b: the operand of the reduction
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <red_async_scope PtxgenScope, red_async_type PtxgenType, red_async_space PtxgenSpace = red_async_space::none>
+template <red_async_scope PtxgenScope, red_async_type PtxgenType, bool PtxgenMmio = false, red_async_space PtxgenSpace = red_async_space::none>
 PTXGEN_PTX_DEVICE void red_async_release(
-    detail::reg_t<detail::red_async_type_a(red_async_sem::release, PtxgenScope, PtxgenSpace, false, red_async_op::add, PtxgenType)> a,
-    detail::reg_t<detail::red_async_type_b(red_async_sem::release, PtxgenScope, PtxgenSpace, false, red_async_op::add, PtxgenType)> b
+    detail::reg_t<detail::red_async_type_a(PtxgenMmio, red_async_sem::release, PtxgenScope, PtxgenSpace, false, red_async_op::add, PtxgenType)> a,
+    detail::reg_t<detail::red_async_type_b(PtxgenMmio, red_async_sem::release, PtxgenScope, PtxgenSpace, false, red_async_op::add, PtxgenType)> b
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::red_async_release_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenType)), 3, static_cast<long long>(PtxgenSpace))>;
+    using ptxgen_f = detail::form_of<detail::red_async_release_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenType)), 2, (PtxgenMmio ? 1 : 0)), 3, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the checks, where the target may have a form
     static_assert((((PtxgenScope != red_async_scope::cluster))),
                   "ptxgen: red.async: .release goes with .gpu or .sys");
@@ -452,6 +462,8 @@ PTXGEN_PTX_DEVICE void red_async_release(
                   "ptxgen: red.async: .cluster reduces into .shared::cluster (or a generic address) with .mbarrier::complete_tx::bytes");
     static_assert((!((PtxgenScope != red_async_scope::cluster))) || (((PtxgenSpace != red_async_space::shared_cluster))),
                   "ptxgen: red.async: .gpu and .sys reduce in .global (or a generic address) without an mbarrier");
+    static_assert((!(PtxgenMmio)) || (((PtxgenScope == red_async_scope::sys))),
+                  "ptxgen: red.async: .mmio takes the scope .sys");
     static_assert((((PtxgenType != red_async_type::b32))),
                   "ptxgen: red.async: .add takes .u32, .s32, .u64 or .s64");
     static_assert(ptxgen_f::cls >= 0,

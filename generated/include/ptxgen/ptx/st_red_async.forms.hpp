@@ -166,19 +166,25 @@ inline constexpr char st_async_release_forms0_opcode_pieces[] =
     "8\000st.async.release.gpu.g"
     "lobal\000st.async.release.s"
     "ys\000st.async.release.sys."
-    "global\000.b16\000.b32\000.b64\000.u"
-    "8\000.u16\000.u32\000.u64\000.s8\000.s1"
-    "6\000.s32\000.s64\000.f32\000.f64\000";
+    "global\000st.async.mmio.rel"
+    "ease.sys\000st.async.mmio.r"
+    "elease.sys.global\000.b16\000."
+    "b32\000.b64\000.u8\000.u16\000.u32\000."
+    "u64\000.s8\000.s16\000.s32\000.s64\000."
+    "f32\000.f64\000";
 inline constexpr char st_async_release_forms0_opcode[] =
-    "\001\026\032\0266\026K\026\001g\032g6gKg\001l\032l6lKl"
-    "\001q\032q6qKq\001v\032v6vKv\001z\032z6zKz"
-    "\001\177\032\1776\177K\177\001\204\032\2046\204K\204\001\211\032\2116\211K\211"
-    "\001\215\032\2156\215K\215\001\222\032\2226\222K\222\001\227\032\2276\227K\227"
-    "\001\234\032\2346\234K\234\001\241\032\2416\241K\241";
+    "\001\026\032\0266\026K\026g\026\201\026\001\242\032\2426\242K\242g\242\201\242"
+    "\001\247\032\2476\247K\247g\247\201\247\001\254\032\2546\254K\254g\254\201\254"
+    "\001\261\032\2616\261K\261g\261\201\261\001\265\032\2656\265K\265g\265\201\265"
+    "\001\272\032\2726\272K\272g\272\201\272\001\277\032\2776\277K\277g\277\201\277"
+    "\001\304\032\3046\304K\304g\304\201\304\001\310\032\3106\310K\310g\310\201\310"
+    "\001\315\032\3156\315K\315g\315\201\315\001\322\032\3226\322K\322g\322\201\322"
+    "\001\327\032\3276\327K\327g\327\201\327\001\334\032\3346\334K\334g\334\201\334";
 inline constexpr char st_async_release_forms0_statement[] =
-    "\000\000\000\000\001\001\001\001\002\002\002\002\003\003\003\003\000\000\000\000\001\001\001\001"
-    "\002\002\002\002\003\003\003\003\000\000\000\000\001\001\001\001\002\002\002\002\003\003\003\003"
-    "\004\004\004\004\005\005\005\005";
+    "\000\000\000\000\000\000\001\001\001\001\001\001\002\002\002\002\002\002\003\003\003\003\003\003"
+    "\000\000\000\000\000\000\001\001\001\001\001\001\002\002\002\002\002\002\003\003\003\003\003\003"
+    "\000\000\000\000\000\000\001\001\001\001\001\001\002\002\002\002\002\002\003\003\003\003\003\003"
+    "\004\004\004\004\004\004\005\005\005\005\005\005";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void st_async_release_forms0(PtxgenA0 a, PtxgenA1 b) {
@@ -229,16 +235,18 @@ PTXGEN_PTX_DEVICE void red_async_forms0(PtxgenA0 a, PtxgenA1 b, PtxgenA2 mbar) {
 // which compile far faster than arrays.
 inline constexpr char red_async_release_forms0_opcode_pieces[] =
     "\000red.async.release.gpu\000."
-    "add.u32\000red.async.releas"
-    "e.gpu.global\000.add.s32\000.a"
-    "dd.u64\000.add.s64\000red.asyn"
-    "c.release.sys\000red.async."
-    "release.sys.global\000";
+    "add.u32\000.global.add.u32\000"
+    ".add.s32\000.global.add.s32"
+    "\000.add.u64\000.global.add.u6"
+    "4\000.add.s64\000.global.add.s"
+    "64\000red.async.release.sys"
+    "\000red.async.mmio.release."
+    "sys\000";
 inline constexpr char red_async_release_forms0_opcode[] =
-    "\001\027 \027\001= =\001F F\001O OX\027n\027X=n="
-    "XFnFXOnO";
+    "\001\027\001 \0010\0019\001I\001R\001b\001k{\027{ \221\027\221 "
+    "{0{9\2210\2219{I{R\221I\221R{b{k\221b\221k";
 inline constexpr char red_async_release_forms0_statement[] =
-    "\002\002\002\002\003\003\003\003\002\002\002\002\003\003\003\003";
+    "\002\002\002\002\003\003\003\003\002\002\002\002\002\002\002\002\003\003\003\003\003\003\003\003";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void red_async_release_forms0(PtxgenA0 a, PtxgenA1 b) {

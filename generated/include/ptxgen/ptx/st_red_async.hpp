@@ -130,7 +130,7 @@ enum class st_bulk_space : int {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int st_async_type_v(st_async_sem, st_async_scope, st_async_space, bool, st_async_vec, st_async_type type) {
+PTXGEN_PTX_CONSTEXPR int st_async_type_v(bool, st_async_sem, st_async_scope, st_async_space, bool, st_async_vec, st_async_type type) {
     if (const long long ptxgen_v = detail::entry("\000\000\001\003\000\000\000\001\003\000\000\002\003\004\005"
             , 1, detail::cell(0, 1, static_cast<long long>(type), 15)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -138,7 +138,7 @@ PTXGEN_PTX_CONSTEXPR int st_async_type_v(st_async_sem, st_async_scope, st_async_
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int st_async_count_v(st_async_sem, st_async_scope, st_async_space, bool, st_async_vec vec, st_async_type) {
+PTXGEN_PTX_CONSTEXPR int st_async_count_v(bool, st_async_sem, st_async_scope, st_async_space, bool, st_async_vec vec, st_async_type) {
     if (const long long ptxgen_v = detail::entry("\000\003\005"
             , 1, detail::cell(0, 1, static_cast<long long>(vec), 3)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -165,7 +165,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_bulk_is_only_on_s
  */
 template <st_async_type PtxgenType, st_async_sem PtxgenSem = st_async_sem::none, st_async_space PtxgenSpace = st_async_space::none, st_async_vec PtxgenVec = st_async_vec::none>
 struct st_async_v_operands {
-    using v = detail::reg_t<detail::st_async_type_v(PtxgenSem, st_async_scope::none, PtxgenSpace, true, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::st_async_count_v(PtxgenSem, st_async_scope::none, PtxgenSpace, true, PtxgenVec, PtxgenType))];
+    using v = detail::reg_t<detail::st_async_type_v(false, PtxgenSem, st_async_scope::none, PtxgenSpace, true, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::st_async_count_v(false, PtxgenSem, st_async_scope::none, PtxgenSpace, true, PtxgenVec, PtxgenType))];
 };
 
 // The host pass (cudafe++ and the host compiler, which never run device code) and the
@@ -187,19 +187,19 @@ PTXGEN_PTX_DEVICE void red_async_release(detail::host_arg, detail::host_arg) { d
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void st_bulk(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_st_bulk_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); }
 #else
-/* template <st_async_type Type, st_async_sem Sem = st_async_sem::none, st_async_space Space = st_async_space::none> void st_async(detail::reg_t<detail::st_async_type_a(Sem, st_async_scope::none, Space, true, st_async_vec::none, Type)> a, detail::reg_t<detail::st_async_type_b(Sem, st_async_scope::none, Space, true, st_async_vec::none, Type)> b, detail::reg_t<detail::st_async_type_mbar(Sem, st_async_scope::none, Space, true, st_async_vec::none, Type)> mbar) */
+/* template <st_async_type Type, st_async_sem Sem = st_async_sem::none, st_async_space Space = st_async_space::none> void st_async(detail::reg_t<detail::st_async_type_a(false, Sem, st_async_scope::none, Space, true, st_async_vec::none, Type)> a, detail::reg_t<detail::st_async_type_b(false, Sem, st_async_scope::none, Space, true, st_async_vec::none, Type)> b, detail::reg_t<detail::st_async_type_mbar(false, Sem, st_async_scope::none, Space, true, st_async_vec::none, Type)> mbar) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void st_async(detail::host_arg, detail::host_arg, detail::host_arg) { }
-/* template <st_async_type Type, st_async_sem Sem = st_async_sem::none, st_async_space Space = st_async_space::none, st_async_vec Vec = st_async_vec::none, class Elem0, decltype(sizeof(0)) Length0> void st_async_v(detail::reg_t<detail::st_async_type_a(Sem, st_async_scope::none, Space, true, Vec, Type)> a, const Elem0 (&v)[Length0], detail::reg_t<detail::st_async_type_mbar(Sem, st_async_scope::none, Space, true, Vec, Type)> mbar) */
+/* template <st_async_type Type, st_async_sem Sem = st_async_sem::none, st_async_space Space = st_async_space::none, st_async_vec Vec = st_async_vec::none, class Elem0, decltype(sizeof(0)) Length0> void st_async_v(detail::reg_t<detail::st_async_type_a(false, Sem, st_async_scope::none, Space, true, Vec, Type)> a, const Elem0 (&v)[Length0], detail::reg_t<detail::st_async_type_mbar(false, Sem, st_async_scope::none, Space, true, Vec, Type)> mbar) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void st_async_v(detail::host_arg, detail::host_arg, detail::host_arg) { }
-/* template <st_async_type Type, st_async_scope Scope = st_async_scope::none, st_async_space Space = st_async_space::none> void st_async_release(detail::reg_t<detail::st_async_type_a(st_async_sem::release, Scope, Space, false, st_async_vec::none, Type)> a, detail::reg_t<detail::st_async_type_b(st_async_sem::release, Scope, Space, false, st_async_vec::none, Type)> b) */
+/* template <st_async_type Type, bool Mmio = false, st_async_scope Scope = st_async_scope::none, st_async_space Space = st_async_space::none> void st_async_release(detail::reg_t<detail::st_async_type_a(Mmio, st_async_sem::release, Scope, Space, false, st_async_vec::none, Type)> a, detail::reg_t<detail::st_async_type_b(Mmio, st_async_sem::release, Scope, Space, false, st_async_vec::none, Type)> b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void st_async_release(detail::host_arg, detail::host_arg) { }
-/* template <red_async_op Op, red_async_type Type, red_async_space Space = red_async_space::none> void red_async(detail::reg_t<detail::red_async_type_a(red_async_sem::relaxed, red_async_scope::cluster, Space, true, Op, Type)> a, detail::reg_t<detail::red_async_type_b(red_async_sem::relaxed, red_async_scope::cluster, Space, true, Op, Type)> b, detail::reg_t<detail::red_async_type_mbar(red_async_sem::relaxed, red_async_scope::cluster, Space, true, Op, Type)> mbar) */
+/* template <red_async_op Op, red_async_type Type, red_async_space Space = red_async_space::none> void red_async(detail::reg_t<detail::red_async_type_a(false, red_async_sem::relaxed, red_async_scope::cluster, Space, true, Op, Type)> a, detail::reg_t<detail::red_async_type_b(false, red_async_sem::relaxed, red_async_scope::cluster, Space, true, Op, Type)> b, detail::reg_t<detail::red_async_type_mbar(false, red_async_sem::relaxed, red_async_scope::cluster, Space, true, Op, Type)> mbar) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void red_async(detail::host_arg, detail::host_arg, detail::host_arg) { }
-/* template <red_async_scope Scope, red_async_type Type, red_async_space Space = red_async_space::none> void red_async_release(detail::reg_t<detail::red_async_type_a(red_async_sem::release, Scope, Space, false, red_async_op::add, Type)> a, detail::reg_t<detail::red_async_type_b(red_async_sem::release, Scope, Space, false, red_async_op::add, Type)> b) */
+/* template <red_async_scope Scope, red_async_type Type, bool Mmio = false, red_async_space Space = red_async_space::none> void red_async_release(detail::reg_t<detail::red_async_type_a(Mmio, red_async_sem::release, Scope, Space, false, red_async_op::add, Type)> a, detail::reg_t<detail::red_async_type_b(Mmio, red_async_sem::release, Scope, Space, false, red_async_op::add, Type)> b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void red_async_release(detail::host_arg, detail::host_arg) { }
 /* template <bool Weak = false, st_bulk_space Space = st_bulk_space::none, long long Initval> void st_bulk(detail::reg_t<detail::st_bulk_type_a(Weak, Space)> a, std::uint64_t size, imm_t<Initval> initval) */
