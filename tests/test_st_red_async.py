@@ -232,3 +232,27 @@ def test_wrappers_write_the_hand_written_ptx(release: str, arch: str) -> None:
     if sm100:
         assert "st.bulk.weak" in opcodes and "red.async.release.gpu" in opcodes
         assert "st.async.mmio.release.sys" in opcodes
+
+
+def test_a_leniency_of_one_toolkit_is_its_own() -> None:
+    """Rule mmio-sys accepts .mmio with .gpu for ptxas 13.0 only (ptxas_accepts_toolkits): the
+    matrix expects 13.0 to assemble that near miss and 13.5 (and a toolkit the spec does not
+    list) to refuse it; the probe offers it as no candidate (the spec records it)."""
+    from ptxgen.model.instructions import ANY_TOOLKIT
+    from ptxgen.probe.matrix import lenient_misses, near_misses
+
+    ins = next(i for i in ptx.instruction_set().instructions if i.id == "st_async")
+    rule = next(r for r in ins.rules if r.id == "mmio-sys")
+    params = {"mmio": "true", "sem": "release", "scope": "gpu", "space": "global",
+              "completion": "false", "vec": "none", "type": "u32"}
+    params = {q.name: params.get(q.name, "none") for q in ins.qualifiers}
+    assert [rule.lenient_for(params, tk) for tk in ("13.0", "13.5", None, ANY_TOOLKIT)] == \
+        [True, False, False, True]
+
+    def gpu_mmio(texts: list[str]) -> bool:
+        return any(t.startswith("st.async.mmio.release.gpu") for t in texts)
+
+    refused = {tk: [k.split(" <- ")[0] for k, _, _ in near_misses(ins, toolkit=tk)]
+               for tk in ("13.0", "13.5")}
+    accepted = [k.lines[-1] for k, _, _ in lenient_misses(ins, "13.0")]
+    assert not gpu_mmio(refused["13.0"]) and gpu_mmio(refused["13.5"]) and gpu_mmio(accepted)
