@@ -2344,6 +2344,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         "not yet: createpolicy.range.fabric (PTX ISA 9.4, sm_100: its [aLe, "
                         "aOff] address operand has no construct yet; note createpolicy-fabric)"
                     ),
+                    "spelling": {"head": 1, "ordered": [["primary", "secondary"]]},
                     "qualifiers": [
                         {"name": "space", "text": ".{}", "values": ["global"], "optional": True},
                         {
@@ -2388,6 +2389,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "createpolicy.fractional",
                     "id": "createpolicy_fractional",
+                    "spelling": {"head": 1, "ordered": [["primary", "secondary"]]},
                     "qualifiers": [
                         {
                             "name": "primary",
@@ -2425,6 +2427,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "createpolicy.cvt",
                     "id": "createpolicy_cvt",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "level", "text": ".{}", "values": ["L2"]},
                         {"name": "type", "text": ".{}", "values": ["b64"]},
@@ -2441,6 +2444,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "applypriority",
                     "id": "applypriority",
+                    "spelling": {"head": 0},
                     "qualifiers": [
                         {"name": "space", "text": ".{}", "values": ["global"], "optional": True},
                         {"name": "level", "text": ".{}", "values": ["L2::evict_normal"]},
@@ -2457,6 +2461,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "applypriority.async.bulk",
                     "id": "applypriority_async_bulk",
+                    "spelling": {"head": 2},
                     "qualifiers": [
                         {"name": "space", "text": ".{}", "values": ["global"], "optional": True},
                         {"name": "completion", "text": ".{}", "values": ["bulk_group"]},
@@ -2484,6 +2489,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "discard",
                     "id": "discard",
+                    "spelling": {"head": 0},
                     "qualifiers": [
                         {"name": "space", "text": ".{}", "values": ["global"], "optional": True},
                         {"name": "level", "text": ".{}", "values": ["L2"]},
@@ -5740,6 +5746,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         "(getctarank.shared::cluster.type d, var{+imm}): inline asm names no "
                         "PTX variable"
                     ),
+                    "spelling": {"head": 0},
                     "qualifiers": [
                         {
                             "name": "space",
@@ -11200,6 +11207,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "movmatrix.sync.aligned",
                     "id": "movmatrix",
+                    "spelling": {"head": 0},
                     "qualifiers": [
                         {"name": "shape", "text": ".{}", "values": ["m8n8"]},
                         {"name": "trans", "text": ".{}", "values": ["trans"]},
@@ -12554,6 +12562,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "st.async",
                     "id": "st_async",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "mmio", "text": ".mmio", "flag": True},
                         {
@@ -12853,6 +12862,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "red.async",
                     "id": "red_async",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "mmio", "text": ".mmio", "flag": True},
                         {"name": "sem", "text": ".{}", "values": ["relaxed", "release"]},
@@ -13034,6 +13044,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         "not yet: the 32-bit size operand (PTX ISA 9.0; ptxas 13.0 cannot "
                         "assemble it: note st-bulk-size)"
                     ),
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {"name": "weak", "text": ".weak", "flag": True},
                         {
