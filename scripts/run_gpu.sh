@@ -15,7 +15,7 @@
 # The whole run took about 6 minutes on an H200 (the machine's start not counted).
 #
 # A run longer than one device call can be split: PTXGEN_GPU_STEPS names the steps to run
-# (build, the test modules mma_sync ... elect, cvt, approx, warp, bits, memory, gemm ... gemm_fp8, bench_gemm, bench_gemm_sp, profile_gemm_sp,
+# (build, the test modules mma_sync ... elect, cvt, approx, warp, bits, memory, st_async, gemm ... gemm_fp8, bench_gemm, bench_gemm_sp, profile_gemm_sp,
 # bench_gemm_fp8, report; all by default) and PTXGEN_GPU_WORK keeps the results between the
 # calls, e.g.
 #     PTXGEN_GPU_WORK=/tmp/w PTXGEN_GPU_STEPS="build mma_sync wgmma async" bash scripts/run_gpu.sh
@@ -68,12 +68,13 @@ want build && run build 600 bash -c 'python3 tests/gpu/build.py & p1=$!
 # The 1,000-odd sparse wgmma tests spread over 4 processes where pytest-xdist is installed.
 xdist=()
 python3 -c "import xdist" 2>/dev/null && xdist=(-n 4)
-for m in mma_sync mma_sp ldmatrix wgmma wgmma_sp async elect cvt approx warp bits memory gemm gemm_sp gemm_fp8; do
+for m in mma_sync mma_sp ldmatrix wgmma wgmma_sp async elect cvt approx warp bits memory st_async gemm gemm_sp gemm_fp8; do
   want "$m" || continue
   limit=600
   [ "$m" = gemm_sp ] && limit=240  # a protocol error of the cluster kernel must not eat the run
   [ "$m" = async ] && limit=300   # its waits trap after 2^24 tries; a hang must not eat the run
   [ "$m" = memory ] && limit=300  # its handoff's waits give up after 2^26 tries
+  [ "$m" = st_async ] && limit=120  # its mbarrier waits give up after 2^22 tries
   par=()
   [ "$m" = wgmma_sp ] && par=("${xdist[@]}")
   # one process: the exhaustive sweeps run once, in a module fixture, on all 16 cores' torch

@@ -70,12 +70,15 @@ WRAPPER_KERNELS = {
     "memory.cu": ("st<", "st_release<", "ld_acquire<", "ld_relaxed<", "ld<", "atom<",
                   "atom_exch<", "atom_cas<", "red<", "laneid()", "smid()", "nsmid()",
                   "cluster_ctarank()", "px::clock64()"),
+    "st_async.cu": ("px::st_async<", "px::st_async_v<", "px::red_async<", "px::getctarank<",
+                    "px::mapa<", "px::mbarrier_arrive_expect_tx<",
+                    "px::mbarrier_try_wait_parity<"),
 }
 
 
 @pytest.mark.parametrize("kernel", sorted(WRAPPER_KERNELS))
 def test_wrapper_kernels_take_every_instruction_from_ptxgen(kernel: str) -> None:
-    """tests/gpu/kernels/{cvt,approx,warp,bits,memory}.cu hold no asm statement: each
+    """tests/gpu/kernels/{cvt,approx,warp,bits,memory,st_async}.cu hold no asm statement: each
     instruction under test is a generated wrapper's."""
     src = (ROOT / "tests" / "gpu" / "kernels" / kernel).read_text()
     code = re.sub(r"/\*.*?\*/", "", re.sub(r"//[^\n]*", "", src), flags=re.S)

@@ -318,6 +318,10 @@ class Operand:
         return (FALSE, TRUE)
 
 
+#: Rule.lenient_for's toolkit for "the ptxas of some toolkit" (what the spec records).
+ANY_TOOLKIT = "*"
+
+
 @dataclass(frozen=True)
 class Rule:
     id: str
@@ -327,8 +331,19 @@ class Rule:
     equal: tuple[str, ...]
     message: str
     provenance: Provenance
-    # Violations ptxas 13.0 accepts although the rule (from a seed) refuses them.
+    # Violations ptxas accepts although the rule (from a seed) refuses them ...
     ptxas_accepts: Condition | None = None
+    # ... the ptxas of these toolkits only (a toolkit deviation); every toolkit's when empty
+    accepts_toolkits: tuple[str, ...] = ()
+
+    def lenient_for(self, params: Mapping[str, str], toolkit: str | None) -> bool:
+        """``params`` break this rule in a way the ptxas of ``toolkit`` accepts (None: a
+        toolkit the spec does not list, held to the rules every toolkit's ptxas applies;
+        ANY_TOOLKIT: some toolkit's)."""
+        if self.ptxas_accepts is None or not self.ptxas_accepts(params):
+            return False
+        return not self.accepts_toolkits or toolkit == ANY_TOOLKIT or \
+            toolkit in self.accepts_toolkits
 
     @property
     def names(self) -> frozenset[str]:
@@ -1204,7 +1219,8 @@ def _build_instruction(raw: Mapping[str, Any], targets: Targets,
     rules = tuple(Rule(r["id"], Condition.build(r["when"]), Condition.build(r.get("require")),
                        Condition.build(r["forbid"]) if "forbid" in r else None,
                        tuple(r.get("equal", ())), " ".join(r["message"].split()), prov(r),
-                       Condition.build(r["ptxas_accepts"]) if "ptxas_accepts" in r else None)
+                       Condition.build(r["ptxas_accepts"]) if "ptxas_accepts" in r else None,
+                       tuple(r.get("ptxas_accepts_toolkits", ())))
                   for r in raw.get("rules", ()))
     gates = tuple(gate(g["id"], g, Condition.build(g["when"])) for g in raw.get("gates", ()))
     deviations = tuple(

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ptxgen.model.instructions import TRUE, Form, Instruction
+from ptxgen.model.instructions import ANY_TOOLKIT, TRUE, Form, Instruction
 from ptxgen.probe.assembler import Kernel
 from ptxgen.probe.matrix import _ptxas_lenient, near_miss_kernel
 
@@ -69,7 +69,7 @@ def _candidate(ins: Instruction, base: Form, params: dict[str, str],
                new: tuple[str, str, str] | None, source: str) -> Candidate | None:
     if new is None:
         problems = tuple(ins.violations(params))
-        if not problems or _ptxas_lenient(ins, params, problems):
+        if not problems or _ptxas_lenient(ins, params, problems, ANY_TOOLKIT):
             return None
     elif new[0] == "value":
         q = ins.qualifier(new[1])
@@ -100,7 +100,7 @@ def _spec_reads(ins: Instruction, opcode: str, params: Mapping[str, str]) -> boo
     for read in ins.parse_opcode(opcode)[0]:
         form = {**params, **read}
         problems = tuple(ins.violations(form))
-        if not problems or _ptxas_lenient(ins, form, problems):
+        if not problems or _ptxas_lenient(ins, form, problems, ANY_TOOLKIT):
             return True
     return False
 

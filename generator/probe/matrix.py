@@ -125,11 +125,13 @@ def _check(asm: Assembler, target: str, version: str, arch: str,
     return [(check, _verdicts(got, ks, expect)) for check, expect, ks in parts]
 
 
-def _one_change(ins: Instruction, stride: int, per_problem: int, lenient: bool
+def _one_change(ins: Instruction, stride: int, per_problem: int, lenient: bool,
+                toolkit: str | None = None
                 ) -> Iterable[tuple[Form, dict[str, str], tuple[str, ...]]]:
     """Sampled valid forms with one qualifier or operand choice changed so that the spec's
     rules refuse them: (form, the changed params, the reasons). ``lenient``: only those
-    that break nothing but rules ptxas accepts anyway, else only the others."""
+    that break nothing but rules the ptxas of ``toolkit`` accepts anyway, else only the
+    others."""
     seen: dict[tuple[str, ...], int] = {}
     # every form of a small instruction (fence.proxy's sync_restrict rule has 2 of 22)
     for form in (ins.forms if len(ins.forms) <= 64 else ins.forms[::stride]):
@@ -141,7 +143,7 @@ def _one_change(ins: Instruction, stride: int, per_problem: int, lenient: bool
                 problems = tuple(ins.violations(params))
                 if not problems or seen.get(problems, 0) >= per_problem:
                     continue
-                if _ptxas_lenient(ins, params, problems) != lenient or \
+                if _ptxas_lenient(ins, params, problems, toolkit) != lenient or \
                         _ambiguous(ins, form, name, value):
                     continue
                 seen[problems] = seen.get(problems, 0) + 1
@@ -149,7 +151,8 @@ def _one_change(ins: Instruction, stride: int, per_problem: int, lenient: bool
 
 
 def near_misses(ins: Instruction, per_form: int = 1, stride: int = 7,
-                per_problem: int = 2) -> list[tuple[str, Kernel, tuple[str, ...]]]:
+                per_problem: int = 2, toolkit: str | None = None
+                ) -> list[tuple[str, Kernel, tuple[str, ...]]]:
     """Invalid forms one change away from valid ones: (key, kernel, the spec's reasons).
 
     Each is a sampled valid form with one qualifier or operand choice set to
@@ -158,7 +161,8 @@ def near_misses(ins: Instruction, per_form: int = 1, stride: int = 7,
     form. At most ``per_problem`` probes per distinct set of reasons.
     """
     return [(*near_miss_kernel(ins, form, params), problems)
-            for form, params, problems in _one_change(ins, stride, per_problem, False)]
+            for form, params, problems in _one_change(ins, stride, per_problem, False,
+                                                      toolkit)]
 
 
 def lenient_misses(ins: Instruction, toolkit: str | None, stride: int = 7,
@@ -168,7 +172,8 @@ def lenient_misses(ins: Instruction, toolkit: str | None, stride: int = 7,
     the changed form's own gates allow it, the rules it breaks). The matrix checks
     that ptxas accepts each where its gates allow it, which is what the spec claims."""
     return [(near_miss_kernel(ins, form, params)[1], ins.support(params, toolkit), problems)
-            for form, params, problems in _one_change(ins, stride, per_problem, True)]
+            for form, params, problems in _one_change(ins, stride, per_problem, True,
+                                                      toolkit)]
 
 
 def near_miss_kernel(ins: Instruction, form: Form, params: dict[str, str]) -> tuple[str, Kernel]:
@@ -210,10 +215,11 @@ def _ambiguous(ins: Instruction, form: Form, name: str, value: str) -> bool:
     return False
 
 
-def _ptxas_lenient(ins: Instruction, params: dict[str, str], problems: tuple[str, ...]) -> bool:
-    """Violations only of rules that ptxas accepts anyway (recorded in the spec)."""
-    lenient = {rule.message for rule in ins.rules
-               if rule.ptxas_accepts is not None and rule.ptxas_accepts(params)}
+def _ptxas_lenient(ins: Instruction, params: dict[str, str], problems: tuple[str, ...],
+                   toolkit: str | None = None) -> bool:
+    """Violations only of rules that the ptxas of ``toolkit`` accepts anyway (recorded in
+    the spec)."""
+    lenient = {rule.message for rule in ins.rules if rule.lenient_for(params, toolkit)}
     return bool(problems) and all(p in lenient for p in problems)
 
 
@@ -323,7 +329,7 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
         report.kernels += len(ok) + len(bad) + len(unknown) + len(g_ok) + len(g_bad)
     probes = []
     for ins in iset.instructions:
-        for _key, kernel, problems in near_misses(ins):
+        for _key, kernel, problems in near_misses(ins, toolkit=tk):
             probes.append(kernel)
             report.rules_probed.update(problems)
     probes += gated_misses

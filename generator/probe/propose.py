@@ -618,7 +618,7 @@ def _run(p: _Probe) -> dict[str, Any]:
     # -- near misses and candidate values at the newest version ---------------------------------
     probes: list[Kernel] = []
     for ins in iset.instructions:
-        probes += [k for _, k, _ in near_misses(ins)]
+        probes += [k for _, k, _ in near_misses(ins, toolkit=p.tk)]
     cands = _candidates(p, spec_names)
     last = [(n, v) for n in spec_names + list(new_first)
             for v in [max((x for x in probe_versions if asm_exists(n, x)), key=vkey,

@@ -35,7 +35,7 @@ ARCH = "-gencode=arch=compute_90a,code=sm_90a"
 #: each built from kernels/wgmma_sp.cu with its own part of the cases.
 WGMMA_SP_LIBS = tuple(f"wgmma_sp{p}" for p in range(forms.WGMMA_SP_PARTS))
 LIBS = ("mma_sync", "mma_sp", "ldmatrix", "wgmma", *WGMMA_SP_LIBS, "async", "elect", "cvt",
-        "approx", "warp", "bits", "memory")
+        "approx", "warp", "bits", "memory", "st_async")
 #: CI's compile check (tests/test_gpu_kernels_build.py): the libraries, the sparse wgmma
 #: cases as one library of a covering sample of them (forms.wgmma_sp_sample()).
 WGMMA_SP_SAMPLE = "wgmma_sp_sample"

@@ -123,6 +123,7 @@ class MmaForm:
     m: int
     n: int
     k: int
+    rnd: str = "none"  # the .f64 forms' explicit rounding: rn, rz, rm, rp
 
     @property
     def quadpair(self) -> bool:
@@ -138,10 +139,13 @@ def parse_mma(name: str) -> MmaForm | None:
     toks = name.removeprefix("mma.sync.aligned.").split(".")
     if any(t.startswith("kind::") or t in ("block_scale",) for t in toks):
         return None
+    rnd = "none"
     if toks[-1] in ("rn", "rz", "rm", "rp"):
-        # the .f64 forms with an explicit rounding (issue 25): not in the GPU tests yet; the
-        # default rounding, .rn, is the form without it
-        return None
+        # the .f64 forms with an explicit rounding (issue 25): those of m16n8k4 (issue 29);
+        # the other shapes' are the same instruction with more K, left out of the GPU run
+        if toks[0] != "m16n8k4":
+            return None
+        rnd, toks = toks[-1], toks[:-1]
     shape, al, bl, *rest = toks
     sat = rest[0] == "satfinite"
     if sat:
@@ -151,7 +155,7 @@ def parse_mma(name: str) -> MmaForm | None:
         bitop, rest = rest[-2], rest[:-2]
     dtype, atype, btype, ctype = rest
     m, n, k = (int(x) for x in re.fullmatch(r"m(\d+)n(\d+)k(\d+)", shape).groups())  # type: ignore[union-attr]
-    return MmaForm(name, shape, al, bl, sat, dtype, atype, btype, ctype, bitop, m, n, k)
+    return MmaForm(name, shape, al, bl, sat, dtype, atype, btype, ctype, bitop, m, n, k, rnd)
 
 
 @cache
@@ -170,7 +174,7 @@ def mma_inc_line(i: int, f: MmaForm) -> str:
     kernel = "mma_quadpair" if f.quadpair else "mma_standard"
     return (f"PTXGEN_MMA_FORM(f{i}, {kernel}, {f.shape}, {f.alayout}, {f.blayout}, {f.dtype}, "
             f"{f.atype}, {f.btype}, {f.ctype}, {'true' if f.satfinite else 'false'}, {op}, "
-            f"{f.m}, {BITS[f.atype]}, {BITS[f.btype]}, {BITS[f.ctype]}, {BITS[f.dtype]}, "
+            f"{f.rnd}, {f.m}, {BITS[f.atype]}, {BITS[f.btype]}, {BITS[f.ctype]}, {BITS[f.dtype]}, "
             f"\"{f.name}\")")
 
 
@@ -196,6 +200,8 @@ def _expected_sm90_mma() -> set[str]:
                 out |= {f"{p}{shape}.row.col.f32.{a}.{b}.f32",
                         f"{p}{shape}.row.col.f16.{a}.{b}.f16"}
     out |= {f"{p}{s}.row.col.f64.f64.f64.f64" for s in ("m8n8k4", "m16n8k4", "m16n8k8", "m16n8k16")}
+    # the explicit roundings of .f64 (PTX ISA 7.8, written last), those of m16n8k4 only
+    out |= {f"{p}m16n8k4.row.col.f64.f64.f64.f64.{r}" for r in ("rn", "rz", "rm", "rp")}
     for shapes, types in ((("m8n8k16", "m16n8k16", "m16n8k32"), ("u8", "s8")),
                           (("m8n8k32", "m16n8k32", "m16n8k64"), ("u4", "s4"))):
         for shape in shapes:

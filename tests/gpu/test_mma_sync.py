@@ -1,6 +1,7 @@
 """mma.sync on an H100 through ptxgen::ptx::mma_sync: every form the generated header
-offers for sm_90a (94: f16, bf16, tf32, e4m3/e5m2, s8/u8, s4/u4, b1 .and/.xor .popc and f64,
-every shape, .satfinite, and the four layouts of m8n8k4 .f16).
+offers for sm_90a (98: f16, bf16, tf32, e4m3/e5m2, s8/u8, s4/u4, b1 .and/.xor .popc and f64,
+every shape, .satfinite, the four layouts of m8n8k4 .f16, and m16n8k4 .f64 with each explicit
+rounding .rn / .rz / .rm / .rp).
 
 Each form runs once on random operands (one warp; kernels/mma_sync.cu packs the fragments
 by the PTX ISA layouts) and D is compared element by element with a float64 / int64 numpy

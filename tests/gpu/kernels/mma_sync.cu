@@ -26,7 +26,7 @@ namespace {
 // with g = lane / 4, tig = lane % 4 and E the elements a register holds.
 template <mma_sync_shape S, mma_sync_alayout AL, mma_sync_blayout BL, mma_sync_dtype DT,
           mma_sync_atype AT, mma_sync_btype BT, mma_sync_ctype CT, bool SAT, mma_sync_bitop OP,
-          int M, int ABITS, int BBITS, int CBITS, int DBITS>
+          mma_sync_rnd RND, int M, int ABITS, int BBITS, int CBITS, int DBITS>
 __global__ void mma_standard(const std::uint64_t* __restrict__ A, const std::uint64_t* __restrict__ B,
                              const std::uint64_t* __restrict__ C, std::uint64_t* __restrict__ D) {
   using Sig = gpu_test::mma_sig<mma_sync_operands<S, AL, BL, DT, AT, BT, CT, SAT, mma_sync_kind::none, OP>>;
@@ -83,7 +83,7 @@ __global__ void mma_standard(const std::uint64_t* __restrict__ A, const std::uin
     c[r] = from_bits<CR>(bits);
   }
 
-  mma_sync<S, AL, BL, DT, AT, BT, CT, SAT, mma_sync_kind::none, OP>(d, a, b, c);
+  mma_sync<S, AL, BL, DT, AT, BT, CT, SAT, mma_sync_kind::none, OP, RND>(d, a, b, c);
 
 #pragma unroll
   for (int r = 0; r < Sig::nd; ++r) {
@@ -115,7 +115,7 @@ __device__ __forceinline__ void qp_cd_index(int bits, int t, int i, int& row, in
 
 template <mma_sync_shape S, mma_sync_alayout AL, mma_sync_blayout BL, mma_sync_dtype DT,
           mma_sync_atype AT, mma_sync_btype BT, mma_sync_ctype CT, bool SAT, mma_sync_bitop OP,
-          int M, int ABITS, int BBITS, int CBITS, int DBITS>
+          mma_sync_rnd RND, int M, int ABITS, int BBITS, int CBITS, int DBITS>
 __global__ void mma_quadpair(const std::uint64_t* __restrict__ A, const std::uint64_t* __restrict__ B,
                              const std::uint64_t* __restrict__ C, std::uint64_t* __restrict__ D) {
   using Sig = gpu_test::mma_sig<mma_sync_operands<S, AL, BL, DT, AT, BT, CT, SAT, mma_sync_kind::none, OP>>;
@@ -182,7 +182,7 @@ __global__ void mma_quadpair(const std::uint64_t* __restrict__ A, const std::uin
     c[r] = from_bits<CR>(bits);
   }
 
-  mma_sync<S, AL, BL, DT, AT, BT, CT, SAT, mma_sync_kind::none, OP>(d, a, b, c);
+  mma_sync<S, AL, BL, DT, AT, BT, CT, SAT, mma_sync_kind::none, OP, RND>(d, a, b, c);
 
 #pragma unroll
   for (int r = 0; r < Sig::nd; ++r) {
@@ -204,18 +204,18 @@ struct Form {
   launcher_t launch;
 };
 
-#define PTXGEN_MMA_FORM(ID, KERNEL, SH, AL, BL, DT, AT, BT, CT, SAT, OP, M, AB, BB, CB, DB, NAME) \
+#define PTXGEN_MMA_FORM(ID, KERNEL, SH, AL, BL, DT, AT, BT, CT, SAT, OP, RND, M, AB, BB, CB, DB, NAME) \
   void launch_##ID(const std::uint64_t* a, const std::uint64_t* b, const std::uint64_t* c,       \
                    std::uint64_t* d) {                                                           \
     KERNEL<mma_sync_shape::SH, mma_sync_alayout::AL, mma_sync_blayout::BL, mma_sync_dtype::DT,  \
            mma_sync_atype::AT, mma_sync_btype::BT, mma_sync_ctype::CT, SAT, mma_sync_bitop::OP, \
-           M, AB, BB, CB, DB><<<1, 32>>>(a, b, c, d);                                          \
+           mma_sync_rnd::RND, M, AB, BB, CB, DB><<<1, 32>>>(a, b, c, d);                       \
   }
 #include "mma_forms.inc"
 #undef PTXGEN_MMA_FORM
 
 const Form kForms[] = {
-#define PTXGEN_MMA_FORM(ID, KERNEL, SH, AL, BL, DT, AT, BT, CT, SAT, OP, M, AB, BB, CB, DB, NAME) \
+#define PTXGEN_MMA_FORM(ID, KERNEL, SH, AL, BL, DT, AT, BT, CT, SAT, OP, RND, M, AB, BB, CB, DB, NAME) \
   {NAME, launch_##ID},
 #include "mma_forms.inc"
 #undef PTXGEN_MMA_FORM
