@@ -173,17 +173,17 @@ PTXGEN_PTX_CONSTEXPR int slct_op_type_c(bool, slct_op_dtype, slct_op_ctype ctype
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int setp_op_type_a(setp_op_cmp, bool, setp_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\001\003\010\002\003\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 11)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int setp_op_type_a(setp_op_cmp, setp_op_boolop, bool, setp_op_type type) {
+    if (const long long ptxgen_v = detail::entry("\010\001\003\010\001\003\010\002\003\004\005\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 15)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int setp_op_type_b(setp_op_cmp, bool, setp_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\001\003\010\002\003\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 11)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int setp_op_type_b(setp_op_cmp, setp_op_boolop, bool, setp_op_type type) {
+    if (const long long ptxgen_v = detail::entry("\010\001\003\010\001\003\010\002\003\004\005\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 15)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
@@ -2362,7 +2362,7 @@ namespace detail {
 struct setp_b16_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001";
+        "\000\000\000\004";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2383,21 +2383,24 @@ PTXGEN_PTX_DEVICE void setp_b16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = b16.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_b16(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::b16)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::b16)> b
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b16)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b16)> b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_b16_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_b16_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2413,13 +2416,199 @@ PTXGEN_PTX_DEVICE bool setp_b16(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 6 forms of setp_b16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b16_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b16_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_b16(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b16)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b16)> b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b16_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b16_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of setp_b16_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b16_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b16_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_b16_pair_result setp_b16_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b16)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b16)> b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b16_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b16_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 6 forms of setp_b16_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b16_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_b16_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_b16_pair_result setp_b16_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b16)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b16)> b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b16_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b16_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 2 forms of setp_b32: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_b32_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001";
+        "\000\000\000\004";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2440,21 +2629,24 @@ PTXGEN_PTX_DEVICE void setp_b32_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = b32.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_b32(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::b32)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::b32)> b
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b32)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b32)> b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_b32_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_b32_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2470,13 +2662,199 @@ PTXGEN_PTX_DEVICE bool setp_b32(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 6 forms of setp_b32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b32_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b32_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_b32(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b32)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b32)> b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b32_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b32_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of setp_b32_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b32_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b32_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_b32_pair_result setp_b32_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b32)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b32)> b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b32_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b32_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 6 forms of setp_b32_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b32_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_b32_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_b32_pair_result setp_b32_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b32)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b32)> b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b32_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b32_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 2 forms of setp_b64: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_b64_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001";
+        "\000\000\000\004";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2497,21 +2875,24 @@ PTXGEN_PTX_DEVICE void setp_b64_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = b64.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_b64(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::b64)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::b64)> b
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b64)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b64)> b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_b64_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_b64_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2527,13 +2908,199 @@ PTXGEN_PTX_DEVICE bool setp_b64(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 6 forms of setp_b64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b64_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b64_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_b64(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b64)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b64)> b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b64_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b64_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of setp_b64_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b64_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b64_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_b64_pair_result setp_b64_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b64)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b64)> b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b64_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b64_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 6 forms of setp_b64_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b64_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_b64_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_b64_pair_result setp_b64_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b64)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::b64)> b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b64_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b64_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 10 forms of setp_u16: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_u16_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000\030\000\034\000 \000$";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2554,21 +3121,24 @@ PTXGEN_PTX_DEVICE void setp_u16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = u16.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_u16(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::u16)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::u16)> b
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u16)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u16)> b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_u16_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_u16_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2584,13 +3154,203 @@ PTXGEN_PTX_DEVICE bool setp_u16(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 30 forms of setp_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u16_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000\031\000\032\000\033\000\035\000\036\000\037"
+        "\000!\000\"\000#\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u16_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_u16(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u16)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u16)> b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u16_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u16_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 10 forms of setp_u16_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u16_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000\030\000\034\000 \000$";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u16_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_u16_pair_result setp_u16_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u16)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u16)> b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u16_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u16_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 30 forms of setp_u16_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u16_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000\031\000\032\000\033\000\035\000\036\000\037"
+        "\000!\000\"\000#\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_u16_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_u16_pair_result setp_u16_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u16)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u16)> b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u16_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u16_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 10 forms of setp_u32: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_u32_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000\030\000\034\000 \000$";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2611,21 +3371,24 @@ PTXGEN_PTX_DEVICE void setp_u32_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = u32.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_u32(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::u32)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::u32)> b
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u32)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u32)> b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_u32_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_u32_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2641,13 +3404,203 @@ PTXGEN_PTX_DEVICE bool setp_u32(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 30 forms of setp_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u32_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000\031\000\032\000\033\000\035\000\036\000\037"
+        "\000!\000\"\000#\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u32_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_u32(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u32)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u32)> b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u32_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u32_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 10 forms of setp_u32_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u32_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000\030\000\034\000 \000$";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u32_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_u32_pair_result setp_u32_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u32)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u32)> b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u32_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u32_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 30 forms of setp_u32_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u32_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000\031\000\032\000\033\000\035\000\036\000\037"
+        "\000!\000\"\000#\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_u32_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_u32_pair_result setp_u32_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u32)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u32)> b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u32_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u32_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 10 forms of setp_u64: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_u64_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000\030\000\034\000 \000$";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2668,21 +3621,24 @@ PTXGEN_PTX_DEVICE void setp_u64_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = u64.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_u64(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::u64)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::u64)> b
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u64)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u64)> b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_u64_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_u64_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2698,13 +3654,203 @@ PTXGEN_PTX_DEVICE bool setp_u64(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 30 forms of setp_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u64_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000\031\000\032\000\033\000\035\000\036\000\037"
+        "\000!\000\"\000#\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u64_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_u64(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u64)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u64)> b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u64_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u64_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 10 forms of setp_u64_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u64_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000\030\000\034\000 \000$";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u64_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_u64_pair_result setp_u64_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u64)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u64)> b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u64_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u64_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 30 forms of setp_u64_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u64_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000\031\000\032\000\033\000\035\000\036\000\037"
+        "\000!\000\"\000#\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_u64_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_u64_pair_result setp_u64_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u64)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::u64)> b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u64_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u64_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 6 forms of setp_s16: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_s16_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\005";
+        "\000\000\000\004\000\010\000\014\000\020\000\024";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2725,21 +3871,24 @@ PTXGEN_PTX_DEVICE void setp_s16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = s16.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_s16(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::s16)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::s16)> b
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s16)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s16)> b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_s16_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_s16_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2755,13 +3904,201 @@ PTXGEN_PTX_DEVICE bool setp_s16(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 18 forms of setp_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s16_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s16_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_s16(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s16)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s16)> b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s16_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s16_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 6 forms of setp_s16_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s16_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s16_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_s16_pair_result setp_s16_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s16)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s16)> b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s16_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s16_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 18 forms of setp_s16_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s16_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_s16_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_s16_pair_result setp_s16_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s16)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s16)> b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s16_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s16_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 6 forms of setp_s32: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_s32_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\005";
+        "\000\000\000\004\000\010\000\014\000\020\000\024";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2782,21 +4119,24 @@ PTXGEN_PTX_DEVICE void setp_s32_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = s32.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_s32(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::s32)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::s32)> b
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s32)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s32)> b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_s32_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_s32_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2812,13 +4152,201 @@ PTXGEN_PTX_DEVICE bool setp_s32(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 18 forms of setp_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s32_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s32_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_s32(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s32)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s32)> b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s32_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s32_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 6 forms of setp_s32_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s32_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s32_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_s32_pair_result setp_s32_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s32)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s32)> b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s32_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s32_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 18 forms of setp_s32_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s32_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_s32_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_s32_pair_result setp_s32_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s32)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s32)> b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s32_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s32_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 6 forms of setp_s64: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_s64_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\005";
+        "\000\000\000\004\000\010\000\014\000\020\000\024";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2839,21 +4367,24 @@ PTXGEN_PTX_DEVICE void setp_s64_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = s64.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_s64(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::s64)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::s64)> b
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s64)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s64)> b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_s64_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_s64_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2869,15 +4400,203 @@ PTXGEN_PTX_DEVICE bool setp_s64(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 18 forms of setp_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s64_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s64_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_s64(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s64)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s64)> b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s64_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s64_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 6 forms of setp_s64_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s64_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s64_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_s64_pair_result setp_s64_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s64)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s64)> b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s64_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s64_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 18 forms of setp_s64_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s64_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_s64_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_s64_pair_result setp_s64_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s64)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::s64)> b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s64_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s64_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 28 forms of setp_f32: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_f32_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013"
-        "\000\024\000\025\000\026\000\027\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037"
-        "\000 \000!\000\"\000#";
+        "\000\000\000\001\000\010\000\011\000\020\000\021\000\030\000\031\000 \000!\000(\000)"
+        "\000P\000Q\000X\000Y\000`\000a\000h\000i\000p\000q\000x\000y"
+        "\000\200\000\201\000\210\000\211";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2898,22 +4617,25 @@ PTXGEN_PTX_DEVICE void setp_f32_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: type = f32.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  *   PtxgenFtz: ftz (true / false).
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp, bool PtxgenFtz = false>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
 PTXGEN_PTX_DEVICE bool setp_f32(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenFtz, setp_op_type::f32)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenFtz, setp_op_type::f32)> b
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f32)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f32)> b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_f32_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 2, (PtxgenFtz ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::setp_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2929,14 +4651,217 @@ PTXGEN_PTX_DEVICE bool setp_f32(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 84 forms of setp_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f32_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\022\000\023\000\024\000\025\000\026\000\027\000\032\000\033\000\034\000\035\000\036\000\037"
+        "\000\"\000#\000$\000%\000&\000'\000*\000+\000,\000-\000.\000/"
+        "\000R\000S\000T\000U\000V\000W\000Z\000[\000\\\000]\000^\000_"
+        "\000b\000c\000d\000e\000f\000g\000j\000k\000l\000m\000n\000o"
+        "\000r\000s\000t\000u\000v\000w\000z\000{\000|\000}\000~\000\177"
+        "\000\202\000\203\000\204\000\205\000\206\000\207\000\212\000\213\000\214\000\215\000\216\000\217";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f32_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE bool setp_f32(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f32)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f32)> b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f32_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f32_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 28 forms of setp_f32_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f32_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\010\000\011\000\020\000\021\000\030\000\031\000 \000!\000(\000)"
+        "\000P\000Q\000X\000Y\000`\000a\000h\000i\000p\000q\000x\000y"
+        "\000\200\000\201\000\210\000\211";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f32_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE setp_f32_pair_result setp_f32_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f32)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f32)> b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f32_pair_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f32_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 84 forms of setp_f32_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f32_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\022\000\023\000\024\000\025\000\026\000\027\000\032\000\033\000\034\000\035\000\036\000\037"
+        "\000\"\000#\000$\000%\000&\000'\000*\000+\000,\000-\000.\000/"
+        "\000R\000S\000T\000U\000V\000W\000Z\000[\000\\\000]\000^\000_"
+        "\000b\000c\000d\000e\000f\000g\000j\000k\000l\000m\000n\000o"
+        "\000r\000s\000t\000u\000v\000w\000z\000{\000|\000}\000~\000\177"
+        "\000\202\000\203\000\204\000\205\000\206\000\207\000\212\000\213\000\214\000\215\000\216\000\217";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_f32_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE setp_f32_pair_result setp_f32_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f32)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f32)> b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f32_pair_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f32_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 14 forms of setp_f64: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_f64_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\005\000\012\000\013\000\014\000\015\000\016\000\017"
-        "\000\020\000\021";
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000(\000,\0000\0004\0008\000<"
+        "\000@\000D";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2957,21 +4882,24 @@ PTXGEN_PTX_DEVICE void setp_f64_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = f64.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_f64(
-    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, false, setp_op_type::f64)> a,
-    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, false, setp_op_type::f64)> b
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::f64)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::f64)> b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_f64_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_f64_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2983,6 +4911,1001 @@ PTXGEN_PTX_DEVICE bool setp_f64(
 #endif
     return p != 0;
 }
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 42 forms of setp_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f64_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000)\000*\000+\000-\000.\000/"
+        "\0001\0002\0003\0005\0006\0007\0009\000:\000;\000=\000>\000\?"
+        "\000A\000B\000C\000E\000F\000G";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f64_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = f64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_f64(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::f64)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::f64)> b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f64_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f64_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 14 forms of setp_f64_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f64_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000(\000,\0000\0004\0008\000<"
+        "\000@\000D";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f64_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = f64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_f64_pair_result setp_f64_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::f64)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::f64)> b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f64_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f64_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 42 forms of setp_f64_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f64_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000)\000*\000+\000-\000.\000/"
+        "\0001\0002\0003\0005\0006\0007\0009\000:\000;\000=\000>\000\?"
+        "\000A\000B\000C\000E\000F\000G";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_f64_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = f64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_f64_pair_result setp_f64_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::f64)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::f64)> b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f64_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f64_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 28 forms of setp_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\010\000\011\000\020\000\021\000\030\000\031\000 \000!\000(\000)"
+        "\000P\000Q\000X\000Y\000`\000a\000h\000i\000p\000q\000x\000y"
+        "\000\200\000\201\000\210\000\211";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void setp_f16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE bool setp_f16(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f16)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f16)> b
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f16_forms0<ptxgen_f::index>(p, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 84 forms of setp_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f16_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\022\000\023\000\024\000\025\000\026\000\027\000\032\000\033\000\034\000\035\000\036\000\037"
+        "\000\"\000#\000$\000%\000&\000'\000*\000+\000,\000-\000.\000/"
+        "\000R\000S\000T\000U\000V\000W\000Z\000[\000\\\000]\000^\000_"
+        "\000b\000c\000d\000e\000f\000g\000j\000k\000l\000m\000n\000o"
+        "\000r\000s\000t\000u\000v\000w\000z\000{\000|\000}\000~\000\177"
+        "\000\202\000\203\000\204\000\205\000\206\000\207\000\212\000\213\000\214\000\215\000\216\000\217";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f16_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE bool setp_f16(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f16)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f16)> b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f16_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f16_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 28 forms of setp_f16x2: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f16x2_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\010\000\011\000\020\000\021\000\030\000\031\000 \000!\000(\000)"
+        "\000P\000Q\000X\000Y\000`\000a\000h\000i\000p\000q\000x\000y"
+        "\000\200\000\201\000\210\000\211";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void setp_f16x2_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f16x2.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE bool setp_f16x2(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f16x2)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f16x2)> b
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f16x2_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f16x2_forms0<ptxgen_f::index>(p, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 84 forms of setp_f16x2: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f16x2_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\022\000\023\000\024\000\025\000\026\000\027\000\032\000\033\000\034\000\035\000\036\000\037"
+        "\000\"\000#\000$\000%\000&\000'\000*\000+\000,\000-\000.\000/"
+        "\000R\000S\000T\000U\000V\000W\000Z\000[\000\\\000]\000^\000_"
+        "\000b\000c\000d\000e\000f\000g\000j\000k\000l\000m\000n\000o"
+        "\000r\000s\000t\000u\000v\000w\000z\000{\000|\000}\000~\000\177"
+        "\000\202\000\203\000\204\000\205\000\206\000\207\000\212\000\213\000\214\000\215\000\216\000\217";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f16x2_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f16x2.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE bool setp_f16x2(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f16x2)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f16x2)> b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f16x2_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f16x2_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 28 forms of setp_f16x2_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f16x2_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\010\000\011\000\020\000\021\000\030\000\031\000 \000!\000(\000)"
+        "\000P\000Q\000X\000Y\000`\000a\000h\000i\000p\000q\000x\000y"
+        "\000\200\000\201\000\210\000\211";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f16x2_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f16x2_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f16x2.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE setp_f16x2_pair_result setp_f16x2_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f16x2)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f16x2)> b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f16x2_pair_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f16x2_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 84 forms of setp_f16x2_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f16x2_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\022\000\023\000\024\000\025\000\026\000\027\000\032\000\033\000\034\000\035\000\036\000\037"
+        "\000\"\000#\000$\000%\000&\000'\000*\000+\000,\000-\000.\000/"
+        "\000R\000S\000T\000U\000V\000W\000Z\000[\000\\\000]\000^\000_"
+        "\000b\000c\000d\000e\000f\000g\000j\000k\000l\000m\000n\000o"
+        "\000r\000s\000t\000u\000v\000w\000z\000{\000|\000}\000~\000\177"
+        "\000\202\000\203\000\204\000\205\000\206\000\207\000\212\000\213\000\214\000\215\000\216\000\217";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f16x2_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_f16x2_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f16x2.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE setp_f16x2_pair_result setp_f16x2_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f16x2)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, PtxgenFtz, setp_op_type::f16x2)> b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f16x2_pair_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f16x2_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 14 forms of setp_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000(\000,\0000\0004\0008\000<"
+        "\000@\000D";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void setp_bf16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = bf16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_bf16(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::bf16)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::bf16)> b
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_bf16_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_bf16_forms0<ptxgen_f::index>(p, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 42 forms of setp_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_bf16_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000)\000*\000+\000-\000.\000/"
+        "\0001\0002\0003\0005\0006\0007\0009\000:\000;\000=\000>\000\?"
+        "\000A\000B\000C\000E\000F\000G";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_bf16_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = bf16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_bf16(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::bf16)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::bf16)> b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_bf16_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_bf16_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_bf16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 14 forms of setp_bf16x2: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_bf16x2_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000(\000,\0000\0004\0008\000<"
+        "\000@\000D";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void setp_bf16x2_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = bf16x2.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_bf16x2(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::bf16x2)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::bf16x2)> b
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_bf16x2_forms0<ptxgen_f::index>(p, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 42 forms of setp_bf16x2: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_bf16x2_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000)\000*\000+\000-\000.\000/"
+        "\0001\0002\0003\0005\0006\0007\0009\000:\000;\000=\000>\000\?"
+        "\000A\000B\000C\000E\000F\000G";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_bf16x2_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = bf16x2.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_bf16x2(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::bf16x2)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::bf16x2)> b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_bf16x2_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_bf16x2_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_bf16x2(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 14 forms of setp_bf16x2_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_bf16x2_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000(\000,\0000\0004\0008\000<"
+        "\000@\000D";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_bf16x2_pair_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_bf16x2_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = bf16x2.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_bf16x2_pair_result setp_bf16x2_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::bf16x2)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::bf16x2)> b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_bf16x2_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_bf16x2_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 42 forms of setp_bf16x2_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_bf16x2_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000)\000*\000+\000-\000.\000/"
+        "\0001\0002\0003\0005\0006\0007\0009\000:\000;\000=\000>\000\?"
+        "\000A\000B\000C\000E\000F\000G";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_bf16x2_pair_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_bf16x2_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = bf16x2.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_bf16x2_pair_result setp_bf16x2_pair(
+    detail::reg_t<detail::setp_op_type_a(PtxgenCmp, PtxgenBoolop, false, setp_op_type::bf16x2)> a,
+    detail::reg_t<detail::setp_op_type_b(PtxgenCmp, PtxgenBoolop, false, setp_op_type::bf16x2)> b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_bf16x2_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_bf16x2_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_bf16x2_pair_result setp_bf16x2_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_bf16x2_pair_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return setp_bf16x2_pair_result{}; }
+#endif
 
 }  // namespace ptxgen::ptx
 

@@ -242,6 +242,16 @@ enum class setp_op_cmp : int {
 };
 
 /**
+ * setp: qualifier boolop (.{}). combine the comparison with the predicate c
+ */
+enum class setp_op_boolop : int {
+    none,
+    boolop_and,
+    boolop_or,
+    boolop_xor,
+};
+
+/**
  * setp: qualifier type (.{}).
  */
 enum class setp_op_type : int {
@@ -256,8 +266,116 @@ enum class setp_op_type : int {
     s64,
     f32,
     f64,
+    f16,
+    f16x2,
+    bf16,
+    bf16x2,
 };
 
+
+/**
+ * What setp_b16_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_b16_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_b32_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_b32_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_b64_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_b64_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_u16_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_u16_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_u32_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_u32_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_u64_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_u64_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_s16_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_s16_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_s32_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_s32_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_s64_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_s64_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_f32_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_f32_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_f64_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_f64_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_f16x2_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_f16x2_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_bf16x2_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_bf16x2_pair_result {
+    bool p;
+    bool q;
+};
 
 namespace detail {
 
@@ -383,16 +501,33 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_selp_u16_is_only_on_
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_selp_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_selp_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_b16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_b32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_b64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_bf16x2_pair_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_f16x2_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_f32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_f64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_s16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_s32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_s64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_u16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_u32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_u64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_shf_l_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_shf_r_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_shl_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
@@ -555,27 +690,61 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype:
 template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::f64, PtxgenCtype)> slct_f64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::f64, PtxgenCtype)>{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE bool setp_b16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_b32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE setp_b16_pair_result setp_b16_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_b16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_b16_pair_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE bool setp_b32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_u16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE setp_b32_pair_result setp_b32_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_b32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_b32_pair_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_u32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE bool setp_b64(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_u64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE setp_b64_pair_result setp_b64_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_b64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_b64_pair_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_s16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE bool setp_u16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_s32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE setp_u16_pair_result setp_u16_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_u16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_u16_pair_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_s64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE bool setp_u32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE setp_u32_pair_result setp_u32_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_u32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_u32_pair_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_f64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE bool setp_u64(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_u64_pair_result setp_u64_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_u64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_u64_pair_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_s16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_s16_pair_result setp_s16_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_s16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_s16_pair_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_s32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_s32_pair_result setp_s32_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_s32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_s32_pair_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_s64(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_s64_pair_result setp_s64_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_s64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_s64_pair_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_f32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_f32_pair_result setp_f32_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_f32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_f32_pair_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_f64(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_f64_pair_result setp_f64_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_f64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_f64_pair_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_f16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_f16x2(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_f16x2_pair_result setp_f16x2_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_f16x2_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_f16x2_pair_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_bf16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_bf16x2(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_bf16x2_pair_result setp_bf16x2_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_bf16x2_pair_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return setp_bf16x2_pair_result{}; }
 #else
 /* template <> detail::reg_t<detail::and_op_type_d(and_op_type::b16)> and_b16(detail::reg_t<detail::and_op_type_a(and_op_type::b16)> a, detail::reg_t<detail::and_op_type_b(and_op_type::b16)> b) */
 template <auto... PtxgenQ>
@@ -760,39 +929,118 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype:
 /* template <slct_op_ctype Ctype, bool Ftz = false> detail::reg_t<detail::slct_op_type_d(Ftz, slct_op_dtype::f64, Ctype)> slct_f64(detail::reg_t<detail::slct_op_type_a(Ftz, slct_op_dtype::f64, Ctype)> a, detail::reg_t<detail::slct_op_type_b(Ftz, slct_op_dtype::f64, Ctype)> b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::f64, Ctype)> c) */
 template <slct_op_ctype PtxgenCtype, bool PtxgenFtz = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::f64, PtxgenCtype)> slct_f64(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::slct_op_type_d(PtxgenFtz, slct_op_dtype::f64, PtxgenCtype)>{}; }
-/* template <setp_op_cmp Cmp> bool setp_b16(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::b16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::b16)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_b16(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::b16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::b16)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_b16(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::b16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::b16)> b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_b16(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_b32(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::b32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::b32)> b) */
+PTXGEN_PTX_DEVICE bool setp_b16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_b16_pair_result setp_b16_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::b16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::b16)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_b16_pair_result setp_b16_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::b16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::b16)> b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_b32(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_b64(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::b64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::b64)> b) */
+PTXGEN_PTX_DEVICE setp_b16_pair_result setp_b16_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_b16_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_b32(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::b32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::b32)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_b32(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::b32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::b32)> b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_b64(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_u16(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::u16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::u16)> b) */
+PTXGEN_PTX_DEVICE bool setp_b32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_b32_pair_result setp_b32_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::b32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::b32)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_b32_pair_result setp_b32_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::b32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::b32)> b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_u16(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_u32(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::u32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::u32)> b) */
+PTXGEN_PTX_DEVICE setp_b32_pair_result setp_b32_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_b32_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_b64(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::b64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::b64)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_b64(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::b64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::b64)> b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_u32(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_u64(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::u64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::u64)> b) */
+PTXGEN_PTX_DEVICE bool setp_b64(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_b64_pair_result setp_b64_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::b64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::b64)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_b64_pair_result setp_b64_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::b64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::b64)> b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_u64(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_s16(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::s16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::s16)> b) */
+PTXGEN_PTX_DEVICE setp_b64_pair_result setp_b64_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_b64_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_u16(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::u16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::u16)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_u16(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::u16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::u16)> b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_s16(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_s32(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::s32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::s32)> b) */
+PTXGEN_PTX_DEVICE bool setp_u16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_u16_pair_result setp_u16_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::u16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::u16)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_u16_pair_result setp_u16_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::u16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::u16)> b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_s32(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_s64(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::s64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::s64)> b) */
+PTXGEN_PTX_DEVICE setp_u16_pair_result setp_u16_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_u16_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_u32(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::u32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::u32)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_u32(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::u32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::u32)> b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_s64(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp, bool Ftz = false> bool setp_f32(detail::reg_t<detail::setp_op_type_a(Cmp, Ftz, setp_op_type::f32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Ftz, setp_op_type::f32)> b) */
+PTXGEN_PTX_DEVICE bool setp_u32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_u32_pair_result setp_u32_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::u32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::u32)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_u32_pair_result setp_u32_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::u32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::u32)> b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_f32(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_f64(detail::reg_t<detail::setp_op_type_a(Cmp, false, setp_op_type::f64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, false, setp_op_type::f64)> b) */
+PTXGEN_PTX_DEVICE setp_u32_pair_result setp_u32_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_u32_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_u64(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::u64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::u64)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_u64(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::u64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::u64)> b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_f64(detail::host_arg, detail::host_arg) { return bool{}; }
+PTXGEN_PTX_DEVICE bool setp_u64(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_u64_pair_result setp_u64_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::u64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::u64)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_u64_pair_result setp_u64_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::u64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::u64)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_u64_pair_result setp_u64_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_u64_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_s16(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::s16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::s16)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_s16(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::s16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::s16)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_s16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_s16_pair_result setp_s16_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::s16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::s16)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_s16_pair_result setp_s16_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::s16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::s16)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_s16_pair_result setp_s16_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_s16_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_s32(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::s32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::s32)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_s32(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::s32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::s32)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_s32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_s32_pair_result setp_s32_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::s32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::s32)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_s32_pair_result setp_s32_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::s32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::s32)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_s32_pair_result setp_s32_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_s32_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_s64(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::s64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::s64)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_s64(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::s64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::s64)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_s64(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_s64_pair_result setp_s64_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::s64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::s64)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_s64_pair_result setp_s64_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::s64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::s64)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_s64_pair_result setp_s64_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_s64_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> bool setp_f32(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, Ftz, setp_op_type::f32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, Ftz, setp_op_type::f32)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> bool setp_f32(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, Ftz, setp_op_type::f32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, Ftz, setp_op_type::f32)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_f32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> setp_f32_pair_result setp_f32_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, Ftz, setp_op_type::f32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, Ftz, setp_op_type::f32)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> setp_f32_pair_result setp_f32_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, Ftz, setp_op_type::f32)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, Ftz, setp_op_type::f32)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_f32_pair_result setp_f32_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_f32_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_f64(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::f64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::f64)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_f64(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::f64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::f64)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_f64(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_f64_pair_result setp_f64_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::f64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::f64)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_f64_pair_result setp_f64_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::f64)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::f64)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_f64_pair_result setp_f64_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_f64_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> bool setp_f16(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, Ftz, setp_op_type::f16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, Ftz, setp_op_type::f16)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> bool setp_f16(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, Ftz, setp_op_type::f16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, Ftz, setp_op_type::f16)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_f16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> bool setp_f16x2(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, Ftz, setp_op_type::f16x2)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, Ftz, setp_op_type::f16x2)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> bool setp_f16x2(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, Ftz, setp_op_type::f16x2)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, Ftz, setp_op_type::f16x2)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_f16x2(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> setp_f16x2_pair_result setp_f16x2_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, Ftz, setp_op_type::f16x2)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, Ftz, setp_op_type::f16x2)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> setp_f16x2_pair_result setp_f16x2_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, Ftz, setp_op_type::f16x2)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, Ftz, setp_op_type::f16x2)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_f16x2_pair_result setp_f16x2_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_f16x2_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_bf16(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::bf16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::bf16)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_bf16(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::bf16)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::bf16)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_bf16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_bf16x2(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::bf16x2)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::bf16x2)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_bf16x2(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::bf16x2)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::bf16x2)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_bf16x2(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_bf16x2_pair_result setp_bf16x2_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::bf16x2)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::bf16x2)> b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_bf16x2_pair_result setp_bf16x2_pair(detail::reg_t<detail::setp_op_type_a(Cmp, Boolop, false, setp_op_type::bf16x2)> a, detail::reg_t<detail::setp_op_type_b(Cmp, Boolop, false, setp_op_type::bf16x2)> b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_bf16x2_pair_result setp_bf16x2_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_bf16x2_pair_result{}; }
 #endif
 #endif
 
