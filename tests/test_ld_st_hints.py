@@ -40,11 +40,13 @@ KNOWN = ["ld.global.nc.L1::evict_last.L2::cache_hint.L2::256B.b128",
          "st.global.L2::evict_first.v4.u64", "setp.lt.and.f32", "setp.ne.xor.b32",
          "setp.lt.ftz.f16x2", "setp.gtu.or.bf16", "atom.global.add.noftz.v2.f16",
          "atom.global.add.v4.f32", "atom.global.cas.b128", "atom.relaxed.sys.global.exch.b128",
-         "red.global.max.noftz.v8.f16", "red.global.min.noftz.v4.bf16x2"]
+         "red.global.max.noftz.v8.f16", "red.global.min.noftz.v4.bf16x2",
+         "ld.mmio.relaxed.sys.global.b128", "st.mmio.release.sys.u64"]
 REFUSED = ["ld.global.v2.b128", "ld.global.L2::evict_last.u64", "ld.nc.u32",
            "ld.relaxed.gpu.global.nc.u32", "ld.global.nc.lu.u32", "st.relaxed.gpu.local.u32",
            "setp.lo.f16", "setp.lt.ftz.bf16", "atom.shared.add.noftz.v2.f16",
-           "atom.global.add.v8.f32", "atom.global.min.noftz.f16", "atom.global.add.b128"]
+           "atom.global.add.v8.f32", "atom.global.min.noftz.f16", "atom.global.add.b128",
+           "ld.mmio.relaxed.gpu.global.u32", "ld.mmio.relaxed.sys.global.v2.u32"]
 
 
 def test_support_reads_the_hint_combinations() -> None:
@@ -75,6 +77,8 @@ def test_ptxas_agrees(release: str, tmp_path: Path) -> None:
         ("setp.lt.f16 p0|p1, h0, h1;", False),
         ("atom.global.add.v4.f32 {f0, f1, f2, f3}, [rd0], {f4, f5, f6, f7};", True),
         ("atom.global.cas.b128 q0, [rd0], q1, q0;", True),
+        ("ld.mmio.relaxed.sys.global.b128 q0, [rd0];", True),
+        ("ld.mmio.relaxed.gpu.global.u32 r0, [rd0];", False),
         ("atom.shared::cta.add.noftz.v2.f16 {h0, h1}, [r0], {h0, h1};", False),
         ("atom.global.add.v8.f32 {f0, f1, f2, f3, f4, f5, f6, f7}, [rd0], "
          "{f0, f1, f2, f3, f4, f5, f6, f7};", False)]

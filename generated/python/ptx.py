@@ -5735,10 +5735,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "ld",
                     "id": "load",
                     "partial": (
-                        "not yet: .param, .mmio, .unified, .proxy::readonly and the _ sink of "
+                        "not yet: .param, .unified, .proxy::readonly and the _ sink of "
                         "256-bit vectors"
                     ),
                     "qualifiers": [
+                        {"name": "mmio", "text": ".mmio", "flag": True},
                         {
                             "name": "sem",
                             "text": ".{}",
@@ -5899,6 +5900,26 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "rules": [
+                        {
+                            "id": "mmio-form",
+                            "when": {"mmio": True},
+                            "require": {
+                                "sem": ["relaxed", "acquire"],
+                                "scope": "sys",
+                                "space": ["none", "global"],
+                                "cop": "none",
+                                "nc": False,
+                                "cache": "none",
+                                "evict_l2": "none",
+                                "cache_hint": False,
+                                "prefetch": "none",
+                                "vec": "none",
+                            },
+                            "message": (
+                                ".mmio loads are .relaxed or .acquire .sys scalars on .global "
+                                "or generic addresses, without hints"
+                            ),
+                        },
                         {
                             "id": "scope-with-order",
                             "when": {"sem": ["relaxed", "acquire"]},
@@ -6315,6 +6336,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_100+"],
                             "since": "8.8",
                         },
+                        {"id": "mmio", "when": {"mmio": True}, "since": "8.2"},
+                        {
+                            "id": "mmio-acquire",
+                            "when": {"mmio": True, "sem": "acquire"},
+                            "since": "9.3",
+                        },
                     ],
                     "wrappers": [
                         {"name": "ld", "when": {"sem": "none", "vec": "none"}},
@@ -6324,12 +6351,19 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "name": "ld_volatile_v",
                             "when": {"sem": "volatile", "vec": ["v2", "v4", "v8"]},
                         },
-                        {"name": "ld_relaxed", "when": {"sem": "relaxed", "vec": "none"}},
+                        {"name": "ld_mmio", "when": {"mmio": True}},
+                        {
+                            "name": "ld_relaxed",
+                            "when": {"mmio": False, "sem": "relaxed", "vec": "none"},
+                        },
                         {
                             "name": "ld_relaxed_v",
                             "when": {"sem": "relaxed", "vec": ["v2", "v4", "v8"]},
                         },
-                        {"name": "ld_acquire", "when": {"sem": "acquire", "vec": "none"}},
+                        {
+                            "name": "ld_acquire",
+                            "when": {"mmio": False, "sem": "acquire", "vec": "none"},
+                        },
                         {
                             "name": "ld_acquire_v",
                             "when": {"sem": "acquire", "vec": ["v2", "v4", "v8"]},
@@ -6339,8 +6373,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "st",
                     "id": "store",
-                    "partial": "not yet: .param, .mmio and the _ sink of 256-bit vectors",
+                    "partial": "not yet: .param and the _ sink of 256-bit vectors",
                     "qualifiers": [
+                        {"name": "mmio", "text": ".mmio", "flag": True},
                         {
                             "name": "sem",
                             "text": ".{}",
@@ -6490,6 +6525,23 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "rules": [
+                        {
+                            "id": "mmio-form",
+                            "when": {"mmio": True},
+                            "require": {
+                                "sem": ["relaxed", "release"],
+                                "scope": "sys",
+                                "space": ["none", "global"],
+                                "cache": "none",
+                                "evict_l2": "none",
+                                "cache_hint": False,
+                                "vec": "none",
+                            },
+                            "message": (
+                                ".mmio stores are .relaxed or .release .sys scalars on "
+                                ".global or generic addresses, without hints"
+                            ),
+                        },
                         {
                             "id": "scope-with-order",
                             "when": {"sem": ["relaxed", "release"]},
@@ -6713,6 +6765,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_100+"],
                             "since": "8.8",
                         },
+                        {"id": "mmio", "when": {"mmio": True}, "since": "8.2"},
+                        {
+                            "id": "mmio-release",
+                            "when": {"mmio": True, "sem": "release"},
+                            "since": "9.3",
+                        },
                     ],
                     "wrappers": [
                         {"name": "st", "when": {"sem": "none", "vec": "none"}},
@@ -6722,12 +6780,19 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "name": "st_volatile_v",
                             "when": {"sem": "volatile", "vec": ["v2", "v4", "v8"]},
                         },
-                        {"name": "st_relaxed", "when": {"sem": "relaxed", "vec": "none"}},
+                        {"name": "st_mmio", "when": {"mmio": True}},
+                        {
+                            "name": "st_relaxed",
+                            "when": {"mmio": False, "sem": "relaxed", "vec": "none"},
+                        },
                         {
                             "name": "st_relaxed_v",
                             "when": {"sem": "relaxed", "vec": ["v2", "v4", "v8"]},
                         },
-                        {"name": "st_release", "when": {"sem": "release", "vec": "none"}},
+                        {
+                            "name": "st_release",
+                            "when": {"mmio": False, "sem": "release", "vec": "none"},
+                        },
                         {
                             "name": "st_release_v",
                             "when": {"sem": "release", "vec": ["v2", "v4", "v8"]},
@@ -15884,8 +15949,8 @@ FORM_COUNTS: dict[str, int] = {
     "fence_proxy_async_generic": 4,
     "membar_level": 3,
     "membar_proxy": 2,
-    "load": 8720,
-    "store": 4703,
+    "load": 8780,
+    "store": 4763,
     "ldmatrix": 63,
     "stmatrix": 27,
     "and_op": 3,
@@ -16066,9 +16131,9 @@ FORM_DIGESTS: dict[str, str] = {
     "membar_proxy":
         "2502ab5aa59d09451e737e467432c1c54288e8dbb1a92c109c1c43a815c9bb48",
     "load":
-        "1df10c2ee35ad3ca344d852213ca8447d6e1e9e4e5f4550fde94ba6eb0f3af51",
+        "8f530893cb63e527c61f5ad8f44c347f5599b255211d6e2afed789cdaaee7d93",
     "store":
-        "bfcfef310004d318d15866e7fe7f197f35a2ddacf168698b1673534e965834ee",
+        "e09c8016019d3bc22ccb460eb251ee9e8b8d4482fb7e06b12c73a624a61987b5",
     "ldmatrix":
         "b03937d7c572707bd7741fcee726bf04ce62d81d3f394e67630c8ec3b0c3903c",
     "stmatrix":
@@ -18179,6 +18244,7 @@ def membar_proxy(
 
 def load(
     *,
+    mmio: bool = False,
     sem: str | None = None,
     scope: str | None = None,
     space: str | None = None,
@@ -18205,6 +18271,8 @@ def load(
     wider registers (8-bit and .s16 into 32 bits, zero- or sign-extended).
 
     Qualifiers:
+        mmio: True writes .mmio. an MMIO access (.relaxed or .acquire, .sys, .global or
+            generic, no vector or hint)
         sem: one of volatile, relaxed, acquire (None leaves it out). the memory order (weak
             when left out; .weak itself is not offered, see the notes)
         scope: one of cta, cluster, gpu, sys (None leaves it out).
@@ -18237,6 +18305,7 @@ def load(
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("load"), {
+        "mmio": mmio,
         "sem": sem,
         "scope": scope,
         "space": space,
@@ -18257,6 +18326,7 @@ def load(
 
 def store(
     *,
+    mmio: bool = False,
     sem: str | None = None,
     scope: str | None = None,
     space: str | None = None,
@@ -18280,6 +18350,8 @@ def store(
     register.
 
     Qualifiers:
+        mmio: True writes .mmio. an MMIO access (.relaxed or .release, .sys, .global or
+            generic, no vector or hint)
         sem: one of volatile, relaxed, release (None leaves it out). the memory order (weak
             when left out)
         scope: one of cta, cluster, gpu, sys (None leaves it out).
@@ -18307,6 +18379,7 @@ def store(
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("store"), {
+        "mmio": mmio,
         "sem": sem,
         "scope": scope,
         "space": space,

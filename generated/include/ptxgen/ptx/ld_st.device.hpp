@@ -13,7 +13,7 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int load_type_a(load_sem, load_scope, load_space space, load_cop, bool, load_cache, load_evict_l2, bool, load_prefetch, load_vec, load_type) {
+PTXGEN_PTX_CONSTEXPR int load_type_a(bool, load_sem, load_scope, load_space space, load_cop, bool, load_cache, load_evict_l2, bool, load_prefetch, load_vec, load_type) {
     if (const long long ptxgen_v = detail::entry("\006\006\001\001\001\006\006"
             , 1, detail::cell(0, 1, static_cast<long long>(space), 7)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -21,7 +21,7 @@ PTXGEN_PTX_CONSTEXPR int load_type_a(load_sem, load_scope, load_space space, loa
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int store_type_a(store_sem, store_scope, store_space space, store_cache, store_evict_l2, bool, store_vec, store_type) {
+PTXGEN_PTX_CONSTEXPR int store_type_a(bool, store_sem, store_scope, store_space space, store_cache, store_evict_l2, bool, store_vec, store_type) {
     if (const long long ptxgen_v = detail::entry("\007\007\001\001\001\007"
             , 1, detail::cell(0, 1, static_cast<long long>(space), 6)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -29,7 +29,7 @@ PTXGEN_PTX_CONSTEXPR int store_type_a(store_sem, store_scope, store_space space,
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int store_type_b(store_sem, store_scope, store_space, store_cache, store_evict_l2, bool, store_vec, store_type type) {
+PTXGEN_PTX_CONSTEXPR int store_type_b(bool, store_sem, store_scope, store_space, store_cache, store_evict_l2, bool, store_vec, store_type type) {
     if (const long long ptxgen_v = detail::entry("\001\010\001\003\013\001\010\001\003\002\002\002\003\004\005"
             , 1, detail::cell(0, 1, static_cast<long long>(type), 15)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -541,7 +541,7 @@ PTXGEN_PTX_DEVICE void ld_forms0(PtxgenA0& d, PtxgenA1 a);
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = none, scope = none, evict_l2 = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = none, scope = none, evict_l2 = none, vec = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
@@ -556,10 +556,10 @@ PTXGEN_PTX_DEVICE void ld_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cop PtxgenCop = load_cop::none, bool PtxgenNc = false, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld(
-    detail::reg_t<detail::load_type_a(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld(
+    detail::reg_t<detail::load_type_a(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a
 ) {
-    detail::reg_t<detail::load_type_d(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
+    detail::reg_t<detail::load_type_d(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::ld_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 6, static_cast<long long>(PtxgenCop)), 2, (PtxgenNc ? 1 : 0)), 6, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -758,7 +758,7 @@ PTXGEN_PTX_DEVICE void ld_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 cache_policy)
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = none, scope = none, evict_l2 = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = none, scope = none, evict_l2 = none, vec = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
@@ -774,11 +774,11 @@ PTXGEN_PTX_DEVICE void ld_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 cache_policy)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cop PtxgenCop = load_cop::none, bool PtxgenNc = false, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld(
-    detail::reg_t<detail::load_type_a(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a,
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld(
+    detail::reg_t<detail::load_type_a(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a,
     std::uint64_t cache_policy
 ) {
-    detail::reg_t<detail::load_type_d(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
+    detail::reg_t<detail::load_type_d(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::ld_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 6, static_cast<long long>(PtxgenCop)), 2, (PtxgenNc ? 1 : 0)), 6, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1227,7 +1227,7 @@ PTXGEN_PTX_DEVICE void ld_v_forms0(PtxgenA0& v, PtxgenA1 a);
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = none, scope = none.
+ * Fixed by this wrapper: mmio = false, sem = none, scope = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
@@ -1246,7 +1246,7 @@ PTXGEN_PTX_DEVICE void ld_v_forms0(PtxgenA0& v, PtxgenA1 a);
 template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cop PtxgenCop = load_cop::none, bool PtxgenNc = false, load_cache PtxgenCache = load_cache::none, load_evict_l2 PtxgenEvictL2 = load_evict_l2::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none, load_vec PtxgenVec = load_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void ld_v(
     PtxgenElem0 (&v)[PtxgenLength0],
-    detail::reg_t<detail::load_type_a(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType)> a
+    detail::reg_t<detail::load_type_a(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType)> a
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::ld_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 6, static_cast<long long>(PtxgenCop)), 2, (PtxgenNc ? 1 : 0)), 6, static_cast<long long>(PtxgenCache)), 4, static_cast<long long>(PtxgenEvictL2)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch)), 4, static_cast<long long>(PtxgenVec))>;
@@ -1254,8 +1254,8 @@ PTXGEN_PTX_DEVICE void ld_v(
     static_assert(detail::ld_v_checks<PtxgenType, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: ld: operand cache_policy is required when cache_hint = true");
-    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType));
+    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType));
     static_assert(detail::load_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: ld: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1324,7 +1324,7 @@ PTXGEN_PTX_DEVICE void ld_v_forms1(PtxgenA0& v, PtxgenA1 a, PtxgenA2 cache_polic
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = none, scope = none.
+ * Fixed by this wrapper: mmio = false, sem = none, scope = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
@@ -1344,7 +1344,7 @@ PTXGEN_PTX_DEVICE void ld_v_forms1(PtxgenA0& v, PtxgenA1 a, PtxgenA2 cache_polic
 template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cop PtxgenCop = load_cop::none, bool PtxgenNc = false, load_cache PtxgenCache = load_cache::none, load_evict_l2 PtxgenEvictL2 = load_evict_l2::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none, load_vec PtxgenVec = load_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void ld_v(
     PtxgenElem0 (&v)[PtxgenLength0],
-    detail::reg_t<detail::load_type_a(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType)> a,
+    detail::reg_t<detail::load_type_a(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType)> a,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
@@ -1353,8 +1353,8 @@ PTXGEN_PTX_DEVICE void ld_v(
     static_assert(detail::ld_v_checks<PtxgenType, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: ld: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType));
+    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType));
     static_assert(detail::load_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: ld: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1432,7 +1432,7 @@ PTXGEN_PTX_DEVICE void ld_volatile_forms0(PtxgenA0& d, PtxgenA1 a);
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = volatile, scope = none, cop = none, nc = false, cache = none, evict_l2 = none, cache_hint = false, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = volatile, scope = none, cop = none, nc = false, cache = none, evict_l2 = none, cache_hint = false, vec = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
@@ -1443,10 +1443,10 @@ PTXGEN_PTX_DEVICE void ld_volatile_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_prefetch PtxgenPrefetch = load_prefetch::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_volatile(
-    detail::reg_t<detail::load_type_a(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_volatile(
+    detail::reg_t<detail::load_type_a(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)> a
 ) {
-    detail::reg_t<detail::load_type_d(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
+    detail::reg_t<detail::load_type_d(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::ld_volatile_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1548,7 +1548,7 @@ PTXGEN_PTX_DEVICE void ld_volatile_v_forms0(PtxgenA0& v, PtxgenA1 a);
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = volatile, scope = none, cop = none, nc = false, cache = none, evict_l2 = none, cache_hint = false.
+ * Fixed by this wrapper: mmio = false, sem = volatile, scope = none, cop = none, nc = false, cache = none, evict_l2 = none, cache_hint = false.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
@@ -1562,7 +1562,7 @@ PTXGEN_PTX_DEVICE void ld_volatile_v_forms0(PtxgenA0& v, PtxgenA1 a);
 template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_prefetch PtxgenPrefetch = load_prefetch::none, load_vec PtxgenVec = load_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void ld_volatile_v(
     PtxgenElem0 (&v)[PtxgenLength0],
-    detail::reg_t<detail::load_type_a(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, PtxgenVec, PtxgenType)> a
+    detail::reg_t<detail::load_type_a(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, PtxgenVec, PtxgenType)> a
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::ld_volatile_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenPrefetch)), 4, static_cast<long long>(PtxgenVec))>;
@@ -1583,8 +1583,8 @@ PTXGEN_PTX_DEVICE void ld_volatile_v(
                   "ptxgen: ld: operand d is required when vec = none");
     static_assert((PtxgenVec != load_vec::none),
                   "ptxgen: ld: operand v is only allowed when vec = {v2, v4, v8}");
-    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, PtxgenVec, PtxgenType));
+    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, PtxgenVec, PtxgenType));
     static_assert(detail::load_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: ld: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1595,6 +1595,82 @@ PTXGEN_PTX_DEVICE void ld_volatile_v(
         ptxgen_f::refuse();
     }
 #endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 60 forms of ld_mmio: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct ld_mmio_forms0_table {
+    static constexpr int width = 3;
+    static constexpr char table[] =
+        "\000\016\000\000\017\000\002\025\000\002\026\000\000*\000\000+\000\0021\000\0022\000"
+        "\000F\000\000G\000\002M\000\002N\000\000b\000\000c\000\002i\000\002j\000"
+        "\001~\000\001\177\000\002\205\000\002\206\000\000\232\000\000\233\000\002\241\000\002\242\000"
+        "\000\266\000\000\267\000\002\275\000\002\276\000\000\322\000\000\323\000\002\331\000\002\332\000"
+        "\000\356\000\000\357\000\002\365\000\002\366\000\000\012\001\000\013\001\002\021\001\002\022\001"
+        "\000&\001\000'\001\002-\001\002.\001\000B\001\000C\001\002I\001\002J\001"
+        "\000^\001\000_\001\002e\001\002f\001\000z\001\000{\001\002\201\001\002\202\001"
+        "\000\226\001\000\227\001\002\235\001\002\236\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 82},
+        {0x1fffffffull, 750, 84},
+        {0x1fffffffull, 750, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_ld_mmio_is_only_on_sm_75_and_later_from_ptx_isa_8_2,
+        &ptxgen_unsupported_target_ld_mmio_is_only_on_sm_75_and_later_from_ptx_isa_8_4,
+        &ptxgen_unsupported_target_ld_mmio_is_only_on_sm_75_and_later_from_ptx_isa_9_3,
+    };
+};
+// Their asm statements, by position in that table (ld_st.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void ld_mmio_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
+ *
+ * Fixed by this wrapper: mmio = true, scope = sys, cop = none, nc = false, cache = none, evict_l2 = none, cache_hint = false, prefetch = none, vec = none.
+ * Template parameters:
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenSem: sem (none, volatile, relaxed, acquire). the memory order (weak when left out; .weak itself is not offered, see the notes)
+ *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
+ * Operands:
+ *   d: the loaded value (returned; 8-bit and .s16 loads widened to 32 bits)
+ *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <load_type PtxgenType, load_sem PtxgenSem = load_sem::none, load_space PtxgenSpace = load_space::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(true, PtxgenSem, load_scope::sys, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, load_prefetch::none, load_vec::none, PtxgenType)> ld_mmio(
+    detail::reg_t<detail::load_type_a(true, PtxgenSem, load_scope::sys, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, load_prefetch::none, load_vec::none, PtxgenType)> a
+) {
+    detail::reg_t<detail::load_type_d(true, PtxgenSem, load_scope::sys, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, load_prefetch::none, load_vec::none, PtxgenType)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::ld_mmio_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 4, static_cast<long long>(PtxgenSem)), 7, static_cast<long long>(PtxgenSpace))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((((PtxgenSem == load_sem::relaxed || PtxgenSem == load_sem::acquire) && (PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
+                  "ptxgen: ld: .mmio loads are .relaxed or .acquire .sys scalars on .global or generic addresses, without hints");
+    static_assert((!((PtxgenSem == load_sem::none || PtxgenSem == load_sem::sem_volatile))),
+                  "ptxgen: ld: a scope goes with .relaxed or .acquire only");
+    static_assert((!((PtxgenSem == load_sem::relaxed || PtxgenSem == load_sem::acquire))) || (((PtxgenSpace != load_space::local && PtxgenSpace != load_space::space_const))),
+                  "ptxgen: ld: .relaxed and .acquire loads are from .global, .shared or generic addresses");
+    static_assert((!((PtxgenSem == load_sem::sem_volatile))) || (((PtxgenSpace != load_space::space_const))),
+                  "ptxgen: ld: .volatile loads are from .global, .shared, .local or generic addresses");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: ld: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::ld_mmio_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
 }
 
 #if defined(__CUDA_ARCH__)
@@ -1741,7 +1817,7 @@ PTXGEN_PTX_DEVICE void ld_relaxed_forms0(PtxgenA0& d, PtxgenA1 a);
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = relaxed, cop = none, nc = false, evict_l2 = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = relaxed, cop = none, nc = false, evict_l2 = none, vec = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
@@ -1755,10 +1831,10 @@ PTXGEN_PTX_DEVICE void ld_relaxed_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_relaxed(
-    detail::reg_t<detail::load_type_a(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_relaxed(
+    detail::reg_t<detail::load_type_a(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a
 ) {
-    detail::reg_t<detail::load_type_d(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
+    detail::reg_t<detail::load_type_d(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::ld_relaxed_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 7, static_cast<long long>(PtxgenSpace)), 6, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1819,7 +1895,7 @@ PTXGEN_PTX_DEVICE void ld_relaxed_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 cache
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = relaxed, cop = none, nc = false, evict_l2 = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = relaxed, cop = none, nc = false, evict_l2 = none, vec = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
@@ -1834,11 +1910,11 @@ PTXGEN_PTX_DEVICE void ld_relaxed_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 cache
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_relaxed(
-    detail::reg_t<detail::load_type_a(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a,
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_relaxed(
+    detail::reg_t<detail::load_type_a(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a,
     std::uint64_t cache_policy
 ) {
-    detail::reg_t<detail::load_type_d(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
+    detail::reg_t<detail::load_type_d(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::ld_relaxed_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 7, static_cast<long long>(PtxgenSpace)), 6, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1969,7 +2045,7 @@ PTXGEN_PTX_DEVICE void ld_relaxed_v_forms0(PtxgenA0& v, PtxgenA1 a);
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = relaxed, cop = none, nc = false, cache = none, cache_hint = false, prefetch = none.
+ * Fixed by this wrapper: mmio = false, sem = relaxed, cop = none, nc = false, cache = none, cache_hint = false, prefetch = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
@@ -1984,14 +2060,14 @@ PTXGEN_PTX_DEVICE void ld_relaxed_v_forms0(PtxgenA0& v, PtxgenA1 a);
 template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_evict_l2 PtxgenEvictL2 = load_evict_l2::none, load_vec PtxgenVec = load_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void ld_relaxed_v(
     PtxgenElem0 (&v)[PtxgenLength0],
-    detail::reg_t<detail::load_type_a(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType)> a
+    detail::reg_t<detail::load_type_a(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType)> a
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::ld_relaxed_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 7, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenEvictL2)), 4, static_cast<long long>(PtxgenVec))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::ld_relaxed_v_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenEvictL2, PtxgenVec>::ok);
-    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType));
+    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType));
     static_assert(detail::load_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: ld: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2148,7 +2224,7 @@ PTXGEN_PTX_DEVICE void ld_acquire_forms0(PtxgenA0& d, PtxgenA1 a);
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = acquire, cop = none, nc = false, evict_l2 = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = acquire, cop = none, nc = false, evict_l2 = none, vec = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
@@ -2162,10 +2238,10 @@ PTXGEN_PTX_DEVICE void ld_acquire_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_acquire(
-    detail::reg_t<detail::load_type_a(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_acquire(
+    detail::reg_t<detail::load_type_a(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a
 ) {
-    detail::reg_t<detail::load_type_d(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
+    detail::reg_t<detail::load_type_d(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::ld_acquire_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 7, static_cast<long long>(PtxgenSpace)), 6, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2226,7 +2302,7 @@ PTXGEN_PTX_DEVICE void ld_acquire_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 cache
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = acquire, cop = none, nc = false, evict_l2 = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = acquire, cop = none, nc = false, evict_l2 = none, vec = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
@@ -2241,11 +2317,11 @@ PTXGEN_PTX_DEVICE void ld_acquire_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 cache
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_acquire(
-    detail::reg_t<detail::load_type_a(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a,
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_acquire(
+    detail::reg_t<detail::load_type_a(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a,
     std::uint64_t cache_policy
 ) {
-    detail::reg_t<detail::load_type_d(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
+    detail::reg_t<detail::load_type_d(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::ld_acquire_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 7, static_cast<long long>(PtxgenSpace)), 6, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2376,7 +2452,7 @@ PTXGEN_PTX_DEVICE void ld_acquire_v_forms0(PtxgenA0& v, PtxgenA1 a);
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = acquire, cop = none, nc = false, cache = none, cache_hint = false, prefetch = none.
+ * Fixed by this wrapper: mmio = false, sem = acquire, cop = none, nc = false, cache = none, cache_hint = false, prefetch = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
@@ -2391,14 +2467,14 @@ PTXGEN_PTX_DEVICE void ld_acquire_v_forms0(PtxgenA0& v, PtxgenA1 a);
 template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_evict_l2 PtxgenEvictL2 = load_evict_l2::none, load_vec PtxgenVec = load_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void ld_acquire_v(
     PtxgenElem0 (&v)[PtxgenLength0],
-    detail::reg_t<detail::load_type_a(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType)> a
+    detail::reg_t<detail::load_type_a(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType)> a
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::ld_acquire_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 7, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenEvictL2)), 4, static_cast<long long>(PtxgenVec))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::ld_relaxed_v_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenEvictL2, PtxgenVec>::ok);
-    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType));
+    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType));
     static_assert(detail::load_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: ld: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2492,7 +2568,7 @@ PTXGEN_PTX_DEVICE void st_forms0(PtxgenA0 a, PtxgenA1 b);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = none, scope = none, evict_l2 = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = none, scope = none, evict_l2 = none, vec = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
@@ -2505,8 +2581,8 @@ PTXGEN_PTX_DEVICE void st_forms0(PtxgenA0 a, PtxgenA1 b);
  */
 template <store_type PtxgenType, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, bool PtxgenCacheHint = false>
 PTXGEN_PTX_DEVICE void st(
-    detail::reg_t<detail::store_type_a(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
-    detail::reg_t<detail::store_type_b(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b
+    detail::reg_t<detail::store_type_a(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::store_type_b(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::st_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0))>;
@@ -2574,7 +2650,7 @@ PTXGEN_PTX_DEVICE void st_forms1(PtxgenA0 a, PtxgenA1 b, PtxgenA2 cache_policy);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = none, scope = none, evict_l2 = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = none, scope = none, evict_l2 = none, vec = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
@@ -2588,8 +2664,8 @@ PTXGEN_PTX_DEVICE void st_forms1(PtxgenA0 a, PtxgenA1 b, PtxgenA2 cache_policy);
  */
 template <store_type PtxgenType, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, bool PtxgenCacheHint = false>
 PTXGEN_PTX_DEVICE void st(
-    detail::reg_t<detail::store_type_a(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
-    detail::reg_t<detail::store_type_b(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b,
+    detail::reg_t<detail::store_type_a(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::store_type_b(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
@@ -2795,7 +2871,7 @@ PTXGEN_PTX_DEVICE void st_v_forms0(PtxgenA0 a, const PtxgenA1& v);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = none, scope = none.
+ * Fixed by this wrapper: mmio = false, sem = none, scope = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
@@ -2810,7 +2886,7 @@ PTXGEN_PTX_DEVICE void st_v_forms0(PtxgenA0 a, const PtxgenA1& v);
  */
 template <store_type PtxgenType, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, store_evict_l2 PtxgenEvictL2 = store_evict_l2::none, bool PtxgenCacheHint = false, store_vec PtxgenVec = store_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void st_v(
-    detail::reg_t<detail::store_type_a(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType)> a,
+    detail::reg_t<detail::store_type_a(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType)> a,
     const PtxgenElem0 (&v)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
@@ -2819,8 +2895,8 @@ PTXGEN_PTX_DEVICE void st_v(
     static_assert(detail::st_v_checks<PtxgenType, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: st: operand cache_policy is required when cache_hint = true");
-    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType));
+    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType));
     static_assert(detail::store_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2875,7 +2951,7 @@ PTXGEN_PTX_DEVICE void st_v_forms1(PtxgenA0 a, const PtxgenA1& v, PtxgenA2 cache
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = none, scope = none.
+ * Fixed by this wrapper: mmio = false, sem = none, scope = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
@@ -2891,7 +2967,7 @@ PTXGEN_PTX_DEVICE void st_v_forms1(PtxgenA0 a, const PtxgenA1& v, PtxgenA2 cache
  */
 template <store_type PtxgenType, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, store_evict_l2 PtxgenEvictL2 = store_evict_l2::none, bool PtxgenCacheHint = false, store_vec PtxgenVec = store_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void st_v(
-    detail::reg_t<detail::store_type_a(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType)> a,
+    detail::reg_t<detail::store_type_a(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType)> a,
     const PtxgenElem0 (&v)[PtxgenLength0],
     std::uint64_t cache_policy
 ) {
@@ -2901,8 +2977,8 @@ PTXGEN_PTX_DEVICE void st_v(
     static_assert(detail::st_v_checks<PtxgenType, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: st: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType));
+    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType));
     static_assert(detail::store_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2959,7 +3035,7 @@ PTXGEN_PTX_DEVICE void st_volatile_forms0(PtxgenA0 a, PtxgenA1 b);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = volatile, scope = none, cache = none, evict_l2 = none, cache_hint = false, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = volatile, scope = none, cache = none, evict_l2 = none, cache_hint = false, vec = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
@@ -2970,8 +3046,8 @@ PTXGEN_PTX_DEVICE void st_volatile_forms0(PtxgenA0 a, PtxgenA1 b);
  */
 template <store_type PtxgenType, store_space PtxgenSpace = store_space::none>
 PTXGEN_PTX_DEVICE void st_volatile(
-    detail::reg_t<detail::store_type_a(store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, store_vec::none, PtxgenType)> a,
-    detail::reg_t<detail::store_type_b(store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, store_vec::none, PtxgenType)> b
+    detail::reg_t<detail::store_type_a(false, store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, store_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::store_type_b(false, store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, store_vec::none, PtxgenType)> b
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::st_volatile_forms0_table, detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 6, static_cast<long long>(PtxgenSpace))>;
@@ -3041,7 +3117,7 @@ PTXGEN_PTX_DEVICE void st_volatile_v_forms0(PtxgenA0 a, const PtxgenA1& v);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = volatile, scope = none, cache = none, evict_l2 = none, cache_hint = false.
+ * Fixed by this wrapper: mmio = false, sem = volatile, scope = none, cache = none, evict_l2 = none, cache_hint = false.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
@@ -3053,7 +3129,7 @@ PTXGEN_PTX_DEVICE void st_volatile_v_forms0(PtxgenA0 a, const PtxgenA1& v);
  */
 template <store_type PtxgenType, store_space PtxgenSpace = store_space::none, store_vec PtxgenVec = store_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void st_volatile_v(
-    detail::reg_t<detail::store_type_a(store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, PtxgenVec, PtxgenType)> a,
+    detail::reg_t<detail::store_type_a(false, store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, PtxgenVec, PtxgenType)> a,
     const PtxgenElem0 (&v)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
@@ -3071,14 +3147,87 @@ PTXGEN_PTX_DEVICE void st_volatile_v(
                   "ptxgen: st: operand b is required when vec = none");
     static_assert((PtxgenVec != store_vec::none),
                   "ptxgen: st: operand v is only allowed when vec = {v2, v4, v8}");
-    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, PtxgenVec, PtxgenType));
+    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(false, store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(false, store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, PtxgenVec, PtxgenType));
     static_assert(detail::store_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
     if constexpr (ptxgen_f::ok) {
         detail::st_volatile_v_forms0<ptxgen_f::index>(a, v);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 60 forms of st_mmio: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct st_mmio_forms0_table {
+    static constexpr int width = 3;
+    static constexpr char table[] =
+        "\000\014\000\000\015\000\002\022\000\002\023\000\000$\000\000%\000\002*\000\002+\000"
+        "\000<\000\000=\000\002B\000\002C\000\000T\000\000U\000\002Z\000\002[\000"
+        "\001l\000\001m\000\002r\000\002s\000\000\204\000\000\205\000\002\212\000\002\213\000"
+        "\000\234\000\000\235\000\002\242\000\002\243\000\000\264\000\000\265\000\002\272\000\002\273\000"
+        "\000\314\000\000\315\000\002\322\000\002\323\000\000\344\000\000\345\000\002\352\000\002\353\000"
+        "\000\374\000\000\375\000\002\002\001\002\003\001\000\024\001\000\025\001\002\032\001\002\033\001"
+        "\000,\001\000-\001\0022\001\0023\001\000D\001\000E\001\002J\001\002K\001"
+        "\000\\\001\000]\001\002b\001\002c\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 82},
+        {0x1fffffffull, 750, 84},
+        {0x1fffffffull, 750, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_st_mmio_is_only_on_sm_75_and_later_from_ptx_isa_8_2,
+        &ptxgen_unsupported_target_st_mmio_is_only_on_sm_75_and_later_from_ptx_isa_8_4,
+        &ptxgen_unsupported_target_st_mmio_is_only_on_sm_75_and_later_from_ptx_isa_9_3,
+    };
+};
+// Their asm statements, by position in that table (ld_st.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void st_mmio_forms0(PtxgenA0 a, PtxgenA1 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
+ *
+ * Fixed by this wrapper: mmio = true, scope = sys, cache = none, evict_l2 = none, cache_hint = false, vec = none.
+ * Template parameters:
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenSem: sem (none, volatile, relaxed, release). the memory order (weak when left out)
+ *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
+ * Operands:
+ *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
+ *   b: the value stored (8-bit and .s16 stores take the low bits of a 32-bit register)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <store_type PtxgenType, store_sem PtxgenSem = store_sem::none, store_space PtxgenSpace = store_space::none>
+PTXGEN_PTX_DEVICE void st_mmio(
+    detail::reg_t<detail::store_type_a(true, PtxgenSem, store_scope::sys, PtxgenSpace, store_cache::none, store_evict_l2::none, false, store_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::store_type_b(true, PtxgenSem, store_scope::sys, PtxgenSpace, store_cache::none, store_evict_l2::none, false, store_vec::none, PtxgenType)> b
+) {
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::st_mmio_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 4, static_cast<long long>(PtxgenSem)), 6, static_cast<long long>(PtxgenSpace))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((((PtxgenSem == store_sem::relaxed || PtxgenSem == store_sem::release) && (PtxgenSpace == store_space::none || PtxgenSpace == store_space::space_global))),
+                  "ptxgen: st: .mmio stores are .relaxed or .release .sys scalars on .global or generic addresses, without hints");
+    static_assert((!((PtxgenSem == store_sem::none || PtxgenSem == store_sem::sem_volatile))),
+                  "ptxgen: st: a scope goes with .relaxed or .release only");
+    static_assert((!((PtxgenSem == store_sem::relaxed || PtxgenSem == store_sem::release))) || (((PtxgenSpace != store_space::local))),
+                  "ptxgen: st: .relaxed and .release stores are to .global, .shared or generic addresses");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::st_mmio_forms0<ptxgen_f::index>(a, b);
     } else {
         ptxgen_f::refuse();
     }
@@ -3200,7 +3349,7 @@ PTXGEN_PTX_DEVICE void st_relaxed_forms0(PtxgenA0 a, PtxgenA1 b);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = relaxed, evict_l2 = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = relaxed, evict_l2 = none, vec = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
@@ -3214,8 +3363,8 @@ PTXGEN_PTX_DEVICE void st_relaxed_forms0(PtxgenA0 a, PtxgenA1 b);
  */
 template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, bool PtxgenCacheHint = false>
 PTXGEN_PTX_DEVICE void st_relaxed(
-    detail::reg_t<detail::store_type_a(store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
-    detail::reg_t<detail::store_type_b(store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b
+    detail::reg_t<detail::store_type_a(false, store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::store_type_b(false, store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::st_relaxed_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0))>;
@@ -3276,7 +3425,7 @@ PTXGEN_PTX_DEVICE void st_relaxed_forms1(PtxgenA0 a, PtxgenA1 b, PtxgenA2 cache_
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = relaxed, evict_l2 = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = relaxed, evict_l2 = none, vec = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
@@ -3291,8 +3440,8 @@ PTXGEN_PTX_DEVICE void st_relaxed_forms1(PtxgenA0 a, PtxgenA1 b, PtxgenA2 cache_
  */
 template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, bool PtxgenCacheHint = false>
 PTXGEN_PTX_DEVICE void st_relaxed(
-    detail::reg_t<detail::store_type_a(store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
-    detail::reg_t<detail::store_type_b(store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b,
+    detail::reg_t<detail::store_type_a(false, store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::store_type_b(false, store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
@@ -3424,7 +3573,7 @@ PTXGEN_PTX_DEVICE void st_relaxed_v_forms0(PtxgenA0 a, const PtxgenA1& v);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = relaxed, cache = none, cache_hint = false.
+ * Fixed by this wrapper: mmio = false, sem = relaxed, cache = none, cache_hint = false.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
@@ -3438,15 +3587,15 @@ PTXGEN_PTX_DEVICE void st_relaxed_v_forms0(PtxgenA0 a, const PtxgenA1& v);
  */
 template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_evict_l2 PtxgenEvictL2 = store_evict_l2::none, store_vec PtxgenVec = store_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void st_relaxed_v(
-    detail::reg_t<detail::store_type_a(store_sem::relaxed, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType)> a,
+    detail::reg_t<detail::store_type_a(false, store_sem::relaxed, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType)> a,
     const PtxgenElem0 (&v)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::st_relaxed_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 6, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenEvictL2)), 4, static_cast<long long>(PtxgenVec))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::st_relaxed_v_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenEvictL2, PtxgenVec>::ok);
-    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(store_sem::relaxed, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(store_sem::relaxed, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType));
+    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(false, store_sem::relaxed, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(false, store_sem::relaxed, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType));
     static_assert(detail::store_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -3574,7 +3723,7 @@ PTXGEN_PTX_DEVICE void st_release_forms0(PtxgenA0 a, PtxgenA1 b);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = release, evict_l2 = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = release, evict_l2 = none, vec = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
@@ -3588,8 +3737,8 @@ PTXGEN_PTX_DEVICE void st_release_forms0(PtxgenA0 a, PtxgenA1 b);
  */
 template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, bool PtxgenCacheHint = false>
 PTXGEN_PTX_DEVICE void st_release(
-    detail::reg_t<detail::store_type_a(store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
-    detail::reg_t<detail::store_type_b(store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b
+    detail::reg_t<detail::store_type_a(false, store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::store_type_b(false, store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::st_release_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0))>;
@@ -3650,7 +3799,7 @@ PTXGEN_PTX_DEVICE void st_release_forms1(PtxgenA0 a, PtxgenA1 b, PtxgenA2 cache_
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = release, evict_l2 = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = release, evict_l2 = none, vec = none.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
@@ -3665,8 +3814,8 @@ PTXGEN_PTX_DEVICE void st_release_forms1(PtxgenA0 a, PtxgenA1 b, PtxgenA2 cache_
  */
 template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, bool PtxgenCacheHint = false>
 PTXGEN_PTX_DEVICE void st_release(
-    detail::reg_t<detail::store_type_a(store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
-    detail::reg_t<detail::store_type_b(store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b,
+    detail::reg_t<detail::store_type_a(false, store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::store_type_b(false, store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
@@ -3798,7 +3947,7 @@ PTXGEN_PTX_DEVICE void st_release_v_forms0(PtxgenA0 a, const PtxgenA1& v);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = release, cache = none, cache_hint = false.
+ * Fixed by this wrapper: mmio = false, sem = release, cache = none, cache_hint = false.
  * Template parameters:
  *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
@@ -3812,15 +3961,15 @@ PTXGEN_PTX_DEVICE void st_release_v_forms0(PtxgenA0 a, const PtxgenA1& v);
  */
 template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_evict_l2 PtxgenEvictL2 = store_evict_l2::none, store_vec PtxgenVec = store_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void st_release_v(
-    detail::reg_t<detail::store_type_a(store_sem::release, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType)> a,
+    detail::reg_t<detail::store_type_a(false, store_sem::release, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType)> a,
     const PtxgenElem0 (&v)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::st_release_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 6, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenEvictL2)), 4, static_cast<long long>(PtxgenVec))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::st_relaxed_v_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenEvictL2, PtxgenVec>::ok);
-    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(store_sem::release, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(store_sem::release, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType));
+    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(false, store_sem::release, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(false, store_sem::release, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType));
     static_assert(detail::store_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");

@@ -1881,6 +1881,39 @@ PTXGEN_PTX_DEVICE void ld_volatile_v_forms0(PtxgenA0& v, PtxgenA1 a) {
 #endif
 }
 
+// ld_mmio_forms0: the opcode of each form, in the order of ld_mmio_forms0_table, as
+// two pieces (NUL-terminated texts in ld_mmio_forms0_opcode_pieces, at the offsets in
+// ld_mmio_forms0_opcode, 1 byte(s) each), and the asm statement of
+// ld_st_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char ld_mmio_forms0_opcode_pieces[] =
+    "\000ld.mmio.relaxed.sys\000.b8"
+    "\000ld.mmio.relaxed.sys.glo"
+    "bal\000ld.mmio.acquire.sys\000"
+    "ld.mmio.acquire.sys.glob"
+    "al\000.b16\000.b32\000.b64\000.b128\000"
+    ".u8\000.u16\000.u32\000.u64\000.s8\000."
+    "s16\000.s32\000.s64\000.f32\000.f64\000";
+inline constexpr char ld_mmio_forms0_opcode[] =
+    "\001\025\031\0254\025H\025\001c\031c4cHc\001h\031h4hHh"
+    "\001m\031m4mHm\001r\031r4rHr\001x\031x4xHx"
+    "\001|\031|4|H|\001\201\031\2014\201H\201\001\206\031\2064\206H\206"
+    "\001\213\031\2134\213H\213\001\217\031\2174\217H\217\001\224\031\2244\224H\224"
+    "\001\231\031\2314\231H\231\001\236\031\2364\236H\236\001\243\031\2434\243H\243";
+inline constexpr char ld_mmio_forms0_statement[] =
+    "\000\000\000\000\002\002\002\002\000\000\000\000\004\004\004\004\006\006\006\006\000\000\000\000"
+    "\002\002\002\002\000\000\000\000\004\004\004\004\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\004\004\004\004\010\010\010\010\012\012\012\012";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void ld_mmio_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    ld_st_asm0<detail::packed_at<1>(ld_mmio_forms0_statement, PtxgenF), detail::opcode_text<ld_mmio_forms0_opcode_pieces, ld_mmio_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 // ld_relaxed_forms0: the opcode of each form, in the order of ld_relaxed_forms0_table, as
 // two pieces (NUL-terminated texts in ld_relaxed_forms0_opcode_pieces, at the offsets in
 // ld_relaxed_forms0_opcode, 2 byte(s) each), and the asm statement of
@@ -3540,6 +3573,39 @@ template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void st_volatile_v_forms0(PtxgenA0 a, const PtxgenA1& v) {
 #if PTXGEN_PTX_C_CONSTRAINT
     ld_st_asm6<detail::packed_at<1>(st_volatile_v_forms0_statement, PtxgenF), detail::opcode_text<st_volatile_v_forms0_opcode_pieces, st_volatile_v_forms0_opcode, 2, PtxgenF>>(a, v);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// st_mmio_forms0: the opcode of each form, in the order of st_mmio_forms0_table, as
+// two pieces (NUL-terminated texts in st_mmio_forms0_opcode_pieces, at the offsets in
+// st_mmio_forms0_opcode, 1 byte(s) each), and the asm statement of
+// ld_st_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char st_mmio_forms0_opcode_pieces[] =
+    "\000st.mmio.relaxed.sys\000.b8"
+    "\000st.mmio.relaxed.sys.glo"
+    "bal\000st.mmio.release.sys\000"
+    "st.mmio.release.sys.glob"
+    "al\000.b16\000.b32\000.b64\000.b128\000"
+    ".u8\000.u16\000.u32\000.u64\000.s8\000."
+    "s16\000.s32\000.s64\000.f32\000.f64\000";
+inline constexpr char st_mmio_forms0_opcode[] =
+    "\001\025\031\0254\025H\025\001c\031c4cHc\001h\031h4hHh"
+    "\001m\031m4mHm\001r\031r4rHr\001x\031x4xHx"
+    "\001|\031|4|H|\001\201\031\2014\201H\201\001\206\031\2064\206H\206"
+    "\001\213\031\2134\213H\213\001\217\031\2174\217H\217\001\224\031\2244\224H\224"
+    "\001\231\031\2314\231H\231\001\236\031\2364\236H\236\001\243\031\2434\243H\243";
+inline constexpr char st_mmio_forms0_statement[] =
+    "\000\000\000\000\002\002\002\002\000\000\000\000\004\004\004\004\006\006\006\006\000\000\000\000"
+    "\002\002\002\002\000\000\000\000\004\004\004\004\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\004\004\004\004\010\010\010\010\012\012\012\012";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void st_mmio_forms0(PtxgenA0 a, PtxgenA1 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    ld_st_asm4<detail::packed_at<1>(st_mmio_forms0_statement, PtxgenF), detail::opcode_text<st_mmio_forms0_opcode_pieces, st_mmio_forms0_opcode, 1, PtxgenF>>(a, b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
