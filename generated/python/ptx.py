@@ -1713,10 +1713,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "atom",
                     "id": "atom_scalar",
-                    "partial": (
-                        "not yet: vector atom / red, .b128, .mmio, and .noftz .f16x2 / "
-                        ".bf16x2 vector forms"
-                    ),
+                    "partial": "not yet: .mmio and the sink _ destination",
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -1755,12 +1752,19 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "noftz", "text": ".noftz", "flag": True},
                         {"name": "cache_hint", "text": ".L2::cache_hint", "flag": True},
                         {
+                            "name": "vec",
+                            "text": ".{}",
+                            "values": ["v2", "v4", "v8"],
+                            "optional": True,
+                        },
+                        {
                             "name": "type",
                             "text": ".{}",
                             "values": [
                                 "b16",
                                 "b32",
                                 "b64",
+                                "b128",
                                 "u32",
                                 "s32",
                                 "u64",
@@ -1779,12 +1783,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "name": "d",
                             "kind": "register",
                             "io": "out",
+                            "when": {"vec": "none"},
                             "type": {
                                 "by": "type",
                                 "values": {
                                     "b16": "b16",
                                     "b32": "b32",
                                     "b64": "b64",
+                                    "b128": "b128",
                                     "u32": "b32",
                                     "s32": "s32",
                                     "u64": "b64",
@@ -1797,6 +1803,23 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "bf16x2": "b32",
                                 },
                             },
+                        },
+                        {
+                            "name": "dv",
+                            "kind": "vector",
+                            "io": "out",
+                            "when": {"vec": ["v2", "v4", "v8"]},
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "f16": "b16",
+                                    "f16x2": "b32",
+                                    "bf16": "b16",
+                                    "bf16x2": "b32",
+                                    "f32": "f32",
+                                },
+                            },
+                            "count": {"by": "vec", "values": {"v2": 2, "v4": 4, "v8": 8}},
                         },
                         {
                             "name": "a",
@@ -1815,12 +1838,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "b",
                             "kind": "register",
+                            "when": {"vec": "none"},
                             "type": {
                                 "by": "type",
                                 "values": {
                                     "b16": "b16",
                                     "b32": "b32",
                                     "b64": "b64",
+                                    "b128": "b128",
                                     "u32": "b32",
                                     "s32": "s32",
                                     "u64": "b64",
@@ -1835,6 +1860,22 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             },
                         },
                         {
+                            "name": "bv",
+                            "kind": "vector",
+                            "when": {"vec": ["v2", "v4", "v8"]},
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "f16": "b16",
+                                    "f16x2": "b32",
+                                    "bf16": "b16",
+                                    "bf16x2": "b32",
+                                    "f32": "f32",
+                                },
+                            },
+                            "count": {"by": "vec", "values": {"v2": 2, "v4": 4, "v8": 8}},
+                        },
+                        {
                             "name": "c",
                             "kind": "register",
                             "when": {"op": "cas"},
@@ -1844,6 +1885,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "b16": "b16",
                                     "b32": "b32",
                                     "b64": "b64",
+                                    "b128": "b128",
                                     "u32": "b32",
                                     "s32": "s32",
                                     "u64": "b64",
@@ -1866,6 +1908,37 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     ],
                     "rules": [
                         {
+                            "id": "vector-global",
+                            "when": {"vec": ["v2", "v4", "v8"]},
+                            "require": {
+                                "space": ["none", "global"],
+                                "type": ["f16", "bf16", "f16x2", "bf16x2", "f32"],
+                                "op": ["add", "min", "max"],
+                            },
+                            "message": (
+                                "vector atomics are .add/.min/.max of .f16, .bf16, .f16x2, "
+                                ".bf16x2 or .f32 on .global or generic addresses"
+                            ),
+                        },
+                        {
+                            "id": "vector-f32-add",
+                            "when": {"vec": ["v2", "v4", "v8"], "type": "f32"},
+                            "require": {"op": "add", "vec": ["v2", "v4"]},
+                            "message": "a vector of .f32 takes .add with .v2 or .v4",
+                        },
+                        {
+                            "id": "vector-packed-v8",
+                            "when": {"vec": "v8"},
+                            "require": {"type": ["f16", "bf16"]},
+                            "message": ".v8 takes .f16 or .bf16",
+                        },
+                        {
+                            "id": "b128-cas-exch",
+                            "when": {"type": "b128"},
+                            "require": {"op": ["cas", "exch"]},
+                            "message": ".b128 goes with .cas and .exch",
+                        },
+                        {
                             "id": "bit-ops",
                             "when": {"op": ["and", "or", "xor"]},
                             "require": {"type": ["b32", "b64"]},
@@ -1874,8 +1947,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "cas-types",
                             "when": {"op": "cas"},
-                            "require": {"type": ["b16", "b32", "b64"]},
-                            "message": ".cas takes .b16, .b32 or .b64",
+                            "require": {"type": ["b16", "b32", "b64", "b128"]},
+                            "message": ".cas takes .b16, .b32, .b64 or .b128",
                         },
                         {
                             "id": "cas-no-hint",
@@ -1886,8 +1959,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "exch-types",
                             "when": {"op": "exch"},
-                            "require": {"type": ["b32", "b64"]},
-                            "message": ".exch takes .b32 or .b64",
+                            "require": {"type": ["b32", "b64", "b128"]},
+                            "message": ".exch takes .b32, .b64 or .b128",
                         },
                         {
                             "id": "inc-dec",
@@ -1915,7 +1988,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "id": "min-max-types",
-                            "when": {"op": ["min", "max"]},
+                            "when": {"op": ["min", "max"], "vec": "none"},
                             "require": {"type": ["u32", "s32", "u64", "s64"]},
                             "message": ".min and .max take .u32, .s32, .u64 or .s64",
                         },
@@ -1927,7 +2000,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "id": "noftz-float-add",
-                            "when": {"noftz": True},
+                            "when": {"noftz": True, "vec": "none"},
                             "require": {
                                 "op": "add",
                                 "type": ["f32", "f16", "f16x2", "bf16", "bf16x2"],
@@ -1991,20 +2064,35 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_90+"],
                             "since": "9.4",
                         },
+                        {
+                            "id": "vector",
+                            "when": {"vec": ["v2", "v4", "v8"]},
+                            "targets": ["sm_90+"],
+                            "since": "8.1",
+                        },
+                        {
+                            "id": "b128",
+                            "when": {"type": "b128"},
+                            "targets": ["sm_90+"],
+                            "since": "8.3",
+                        },
+                        {
+                            "id": "b128-sys",
+                            "when": {"type": "b128", "scope": "sys"},
+                            "since": "8.4",
+                        },
                     ],
                     "wrappers": [
                         {"name": "atom_cas", "when": {"op": "cas"}},
                         {"name": "atom_exch", "when": {"op": "exch"}},
-                        {"name": "atom", "when": {"op": {"not": ["cas", "exch"]}}},
+                        {"name": "atom", "when": {"op": {"not": ["cas", "exch"]}, "vec": "none"}},
+                        {"name": "atom_v", "when": {"vec": ["v2", "v4", "v8"]}},
                     ],
                 },
                 {
                     "name": "red",
                     "id": "red_scalar",
-                    "partial": (
-                        "not yet: vector atom / red, .b128, .mmio, and .noftz .f16x2 / "
-                        ".bf16x2 vector forms"
-                    ),
+                    "partial": "not yet: .mmio",
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -2031,6 +2119,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {"name": "noftz", "text": ".noftz", "flag": True},
                         {"name": "cache_hint", "text": ".L2::cache_hint", "flag": True},
+                        {
+                            "name": "vec",
+                            "text": ".{}",
+                            "values": ["v2", "v4", "v8"],
+                            "optional": True,
+                        },
                         {
                             "name": "type",
                             "text": ".{}",
@@ -2068,6 +2162,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "b",
                             "kind": "register",
+                            "when": {"vec": "none"},
                             "type": {
                                 "by": "type",
                                 "values": {
@@ -2087,6 +2182,22 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             },
                         },
                         {
+                            "name": "bv",
+                            "kind": "vector",
+                            "when": {"vec": ["v2", "v4", "v8"]},
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "f16": "b16",
+                                    "f16x2": "b32",
+                                    "bf16": "b16",
+                                    "bf16x2": "b32",
+                                    "f32": "f32",
+                                },
+                            },
+                            "count": {"by": "vec", "values": {"v2": 2, "v4": 4, "v8": 8}},
+                        },
+                        {
                             "name": "cache_policy",
                             "kind": "register",
                             "type": "b64",
@@ -2094,6 +2205,31 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "rules": [
+                        {
+                            "id": "vector-global",
+                            "when": {"vec": ["v2", "v4", "v8"]},
+                            "require": {
+                                "space": ["none", "global"],
+                                "type": ["f16", "bf16", "f16x2", "bf16x2", "f32"],
+                                "op": ["add", "min", "max"],
+                            },
+                            "message": (
+                                "vector reductions are .add/.min/.max of .f16, .bf16, .f16x2, "
+                                ".bf16x2 or .f32 on .global or generic addresses"
+                            ),
+                        },
+                        {
+                            "id": "vector-f32-add",
+                            "when": {"vec": ["v2", "v4", "v8"], "type": "f32"},
+                            "require": {"op": "add", "vec": ["v2", "v4"]},
+                            "message": "a vector of .f32 takes .add with .v2 or .v4",
+                        },
+                        {
+                            "id": "vector-packed-v8",
+                            "when": {"vec": "v8"},
+                            "require": {"type": ["f16", "bf16"]},
+                            "message": ".v8 takes .f16 or .bf16",
+                        },
                         {
                             "id": "bit-ops",
                             "when": {"op": ["and", "or", "xor"]},
@@ -2126,7 +2262,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "id": "min-max-types",
-                            "when": {"op": ["min", "max"]},
+                            "when": {"op": ["min", "max"], "vec": "none"},
                             "require": {"type": ["u32", "s32", "u64", "s64"]},
                             "message": ".min and .max take .u32, .s32, .u64 or .s64",
                         },
@@ -2138,7 +2274,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "id": "noftz-float-add",
-                            "when": {"noftz": True},
+                            "when": {"noftz": True, "vec": "none"},
                             "require": {
                                 "op": "add",
                                 "type": ["f32", "f16", "f16x2", "bf16", "bf16x2"],
@@ -2202,8 +2338,40 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_90+"],
                             "since": "9.4",
                         },
+                        {
+                            "id": "vector",
+                            "when": {"vec": ["v2", "v4", "v8"]},
+                            "targets": ["sm_90+"],
+                            "since": "8.1",
+                        },
                     ],
-                    "wrappers": [{"name": "red", "when": {}}],
+                    "wrappers": [
+                        {"name": "red", "when": {"vec": "none"}},
+                        {"name": "red_v", "when": {"vec": ["v2", "v4", "v8"]}},
+                    ],
+                },
+            ],
+            "doc_errata": [
+                {
+                    "id": "red-vector-template-space",
+                    "proposal": (
+                        "instruction:red_scalar:template:red"
+                        "{.sem}{.scope}{.global}.op.noftz{.level::cache_hint}."
+                    ),
+                    "location": {"section": "9.7.15.6", "ptx_isa": "9.4"},
+                    "says": (
+                        "red{.sem}{.scope}{.global}.op.noftz{.level::cache_hint}. "
+                        "vec_16_bit.half_word_type [a], b{, cache_policy}; (a space inside "
+                        "the opcode, after its last dot)"
+                    ),
+                    "evidence": (
+                        "a typo: the opcode ends at the space, and ptxas 13.0 and 13.5 refuse "
+                        "red.global.max.noftz. v8.f16 as a syntax error; written without the "
+                        "space (red.global.max.noftz.v8.f16, as atom's section writes it) the "
+                        "forms are in the spec and both assemble them (sm_90, .version 8.1 "
+                        "and later)"
+                    ),
+                    "ptxas": "Parsing error near '.': syntax error",
                 },
             ],
         },
@@ -5793,11 +5961,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "ld",
                     "id": "load",
                     "partial": (
-                        "not yet: .b128, .param, .mmio, .unified, the .L2 eviction "
-                        "priorities, the _ sink, and cache qualifiers with .relaxed / "
-                        ".acquire / .release"
+                        "not yet: .param, .unified, .proxy::readonly and the _ sink of "
+                        "256-bit vectors"
                     ),
                     "qualifiers": [
+                        {"name": "mmio", "text": ".mmio", "flag": True},
                         {
                             "name": "sem",
                             "text": ".{}",
@@ -5824,20 +5992,28 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "optional": True,
                         },
                         {
+                            "name": "cop",
+                            "text": ".{}",
+                            "values": ["ca", "cg", "cs", "lu", "cv"],
+                            "optional": True,
+                        },
+                        {"name": "nc", "text": ".nc", "flag": True},
+                        {
                             "name": "cache",
                             "text": ".{}",
                             "values": [
-                                "ca",
-                                "cg",
-                                "cs",
-                                "lu",
-                                "cv",
                                 "L1::evict_normal",
                                 "L1::evict_unchanged",
                                 "L1::evict_first",
                                 "L1::evict_last",
                                 "L1::no_allocate",
                             ],
+                            "optional": True,
+                        },
+                        {
+                            "name": "evict_l2",
+                            "text": ".{}",
+                            "values": ["L2::evict_normal", "L2::evict_first", "L2::evict_last"],
                             "optional": True,
                         },
                         {"name": "cache_hint", "text": ".L2::cache_hint", "flag": True},
@@ -5861,6 +6037,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "b16",
                                 "b32",
                                 "b64",
+                                "b128",
                                 "u8",
                                 "u16",
                                 "u32",
@@ -5897,6 +6074,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "f32": "f32",
                                     "f64": "f64",
+                                    "b128": "b128",
                                 },
                             },
                         },
@@ -5922,6 +6100,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "f32": "f32",
                                     "f64": "f64",
+                                    "b128": "b128",
                                 },
                             },
                             "count": {"by": "vec", "values": {"v2": 2, "v4": 4, "v8": 8}},
@@ -5947,6 +6126,26 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "rules": [
+                        {
+                            "id": "mmio-form",
+                            "when": {"mmio": True},
+                            "require": {
+                                "sem": ["relaxed", "acquire"],
+                                "scope": "sys",
+                                "space": ["none", "global"],
+                                "cop": "none",
+                                "nc": False,
+                                "cache": "none",
+                                "evict_l2": "none",
+                                "cache_hint": False,
+                                "prefetch": "none",
+                                "vec": "none",
+                            },
+                            "message": (
+                                ".mmio loads are .relaxed or .acquire .sys scalars on .global "
+                                "or generic addresses, without hints"
+                            ),
+                        },
                         {
                             "id": "scope-with-order",
                             "when": {"sem": ["relaxed", "acquire"]},
@@ -5995,8 +6194,17 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             ),
                         },
                         {
+                            "id": "cop-or-eviction",
+                            "when": {"cop": {"not": ["none"]}},
+                            "require": {"cache": "none"},
+                            "message": (
+                                "a load takes a cache operator or an L1 eviction priority, "
+                                "not both"
+                            ),
+                        },
+                        {
                             "id": "cop-weak-only",
-                            "when": {"cache": ["ca", "cg", "cs", "lu", "cv"]},
+                            "when": {"cop": {"not": ["none"]}},
                             "require": {"sem": "none"},
                             "message": (
                                 "the cache operators .ca/.cg/.cs/.lu/.cv go with weak loads "
@@ -6006,8 +6214,16 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "volatile-no-hints",
                             "when": {"sem": "volatile"},
-                            "require": {"cache": "none", "cache_hint": False},
-                            "message": ".volatile loads take no cache qualifier or cache hint",
+                            "require": {
+                                "cop": "none",
+                                "cache": "none",
+                                "evict_l2": "none",
+                                "cache_hint": False,
+                            },
+                            "message": (
+                                ".volatile loads take no cache qualifier, eviction priority "
+                                "or cache hint"
+                            ),
                         },
                         {
                             "id": "hint-global",
@@ -6047,46 +6263,219 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             ),
                         },
                         {
-                            "id": "ordered-no-cache-subset",
-                            "when": {"sem": ["relaxed", "acquire"]},
-                            "require": {"cache": "none", "cache_hint": False, "prefetch": "none"},
-                            "ptxas_accepts": {
-                                "sem": ["relaxed", "acquire"],
-                                "space": ["none", "global"],
-                            },
+                            "id": "nc-global-weak",
+                            "when": {"nc": True},
+                            "require": {"space": "global", "sem": "none"},
+                            "message": ".nc loads are weak loads from .global (ld.global.nc)",
+                        },
+                        {
+                            "id": "nc-cop",
+                            "when": {"nc": True},
+                            "forbid": {"cop": ["lu", "cv"]},
                             "message": (
-                                "ptxgen offers the cache qualifiers, .L2::cache_hint and the "
-                                "prefetch sizes on weak loads only"
+                                "ld.global.nc takes the cache operators .ca, .cg and .cs only"
                             ),
                         },
                         {
-                            "id": "cache-and-hint-subset",
-                            "when": {"cache": {"not": ["none"]}},
+                            "id": "l2-eviction-wide",
+                            "when": {"evict_l2": {"not": ["none"]}},
+                            "require": {"vec": ["v4", "v8"]},
+                            "message": (
+                                "an L2 eviction priority goes with .v8 of a 32-bit type or "
+                                ".v4 of a 64-bit type"
+                            ),
+                        },
+                        {
+                            "id": "l2-eviction-v4",
+                            "when": {"evict_l2": {"not": ["none"]}, "vec": "v4"},
+                            "require": {"type": ["b64", "u64", "s64", "f64"]},
+                            "message": (
+                                "an L2 eviction priority goes with .v8 of a 32-bit type or "
+                                ".v4 of a 64-bit type"
+                            ),
+                        },
+                        {
+                            "id": "b128-scalar",
+                            "when": {"type": "b128"},
+                            "require": {"vec": "none"},
+                            "message": ".b128 loads one 128-bit register (no vector)",
+                        },
+                        {
+                            "id": "ordered-generic-no-hints-subset",
+                            "when": {"sem": ["relaxed", "acquire"], "space": "none"},
+                            "require": {
+                                "cache": "none",
+                                "evict_l2": "none",
+                                "cache_hint": False,
+                                "prefetch": "none",
+                            },
+                            "ptxas_accepts": {"sem": ["relaxed", "acquire"], "space": "none"},
+                            "message": (
+                                "ptxgen offers the hints of .relaxed / .acquire loads on "
+                                ".global addresses only"
+                            ),
+                        },
+                        {
+                            "id": "ordered-vector-no-hints-subset",
+                            "when": {"sem": ["relaxed", "acquire"], "vec": ["v2", "v4", "v8"]},
+                            "require": {"cache": "none", "cache_hint": False, "prefetch": "none"},
+                            "ptxas_accepts": {"sem": ["relaxed", "acquire"], "space": "global"},
+                            "message": (
+                                "ptxgen offers the L1 hints of .relaxed / .acquire loads on "
+                                "scalars only"
+                            ),
+                        },
+                        {
+                            "id": "ordered-cache-and-hint-subset",
+                            "when": {"sem": ["relaxed", "acquire"], "cache": {"not": ["none"]}},
                             "forbid": {"cache_hint": True},
                             "ptxas_accepts": {"cache_hint": True},
                             "message": (
-                                "ptxgen offers one of a cache qualifier, .L2::cache_hint and "
-                                "a prefetch size per load"
+                                "ptxgen offers one of an L1 eviction priority, "
+                                ".L2::cache_hint and a prefetch size per .relaxed / .acquire "
+                                "load"
                             ),
                         },
                         {
-                            "id": "cache-and-prefetch-subset",
-                            "when": {"cache": {"not": ["none"]}},
+                            "id": "ordered-cache-and-prefetch-subset",
+                            "when": {"sem": ["relaxed", "acquire"], "cache": {"not": ["none"]}},
                             "forbid": {"prefetch": ["L2::64B", "L2::128B", "L2::256B"]},
                             "ptxas_accepts": {"prefetch": ["L2::64B", "L2::128B", "L2::256B"]},
                             "message": (
-                                "ptxgen offers one of a cache qualifier, .L2::cache_hint and "
-                                "a prefetch size per load"
+                                "ptxgen offers one of an L1 eviction priority, "
+                                ".L2::cache_hint and a prefetch size per .relaxed / .acquire "
+                                "load"
                             ),
                         },
                         {
-                            "id": "hint-and-prefetch-subset",
-                            "when": {"cache_hint": True},
+                            "id": "ordered-hint-and-prefetch-subset",
+                            "when": {"sem": ["relaxed", "acquire"], "cache_hint": True},
                             "forbid": {"prefetch": ["L2::64B", "L2::128B", "L2::256B"]},
                             "ptxas_accepts": {"prefetch": ["L2::64B", "L2::128B", "L2::256B"]},
                             "message": (
-                                "ptxgen offers one of a cache qualifier, .L2::cache_hint and "
-                                "a prefetch size per load"
+                                "ptxgen offers one of an L1 eviction priority, "
+                                ".L2::cache_hint and a prefetch size per .relaxed / .acquire "
+                                "load"
+                            ),
+                        },
+                        {
+                            "id": "generic-cache-and-hint-subset",
+                            "when": {"space": "none", "cache": {"not": ["none"]}},
+                            "forbid": {"cache_hint": True},
+                            "ptxas_accepts": {"cache_hint": True},
+                            "message": (
+                                "ptxgen offers every combination of cache qualifier, "
+                                ".L2::cache_hint and prefetch size on .global loads, one of "
+                                "them on generic loads"
+                            ),
+                        },
+                        {
+                            "id": "generic-cache-and-prefetch-subset",
+                            "when": {"space": "none", "cache": {"not": ["none"]}},
+                            "forbid": {"prefetch": ["L2::64B", "L2::128B", "L2::256B"]},
+                            "ptxas_accepts": {"prefetch": ["L2::64B", "L2::128B", "L2::256B"]},
+                            "message": (
+                                "ptxgen offers every combination of cache qualifier, "
+                                ".L2::cache_hint and prefetch size on .global loads, one of "
+                                "them on generic loads"
+                            ),
+                        },
+                        {
+                            "id": "generic-cop-and-hint-subset",
+                            "when": {"space": "none", "cop": {"not": ["none"]}},
+                            "forbid": {"cache_hint": True},
+                            "ptxas_accepts": {"cache_hint": True},
+                            "message": (
+                                "ptxgen offers every combination of cache qualifier, "
+                                ".L2::cache_hint and prefetch size on .global loads, one of "
+                                "them on generic loads"
+                            ),
+                        },
+                        {
+                            "id": "generic-cop-and-prefetch-subset",
+                            "when": {"space": "none", "cop": {"not": ["none"]}},
+                            "forbid": {"prefetch": ["L2::64B", "L2::128B", "L2::256B"]},
+                            "ptxas_accepts": {"prefetch": ["L2::64B", "L2::128B", "L2::256B"]},
+                            "message": (
+                                "ptxgen offers every combination of cache qualifier, "
+                                ".L2::cache_hint and prefetch size on .global loads, one of "
+                                "them on generic loads"
+                            ),
+                        },
+                        {
+                            "id": "generic-hint-and-prefetch-subset",
+                            "when": {"space": "none", "cache_hint": True},
+                            "forbid": {"prefetch": ["L2::64B", "L2::128B", "L2::256B"]},
+                            "ptxas_accepts": {"prefetch": ["L2::64B", "L2::128B", "L2::256B"]},
+                            "message": (
+                                "ptxgen offers every combination of cache qualifier, "
+                                ".L2::cache_hint and prefetch size on .global loads, one of "
+                                "them on generic loads"
+                            ),
+                        },
+                        {
+                            "id": "vector-cop-and-cache-hint-subset",
+                            "when": {"vec": ["v2", "v4", "v8"], "cop": {"not": ["none"]}},
+                            "forbid": {"cache_hint": True},
+                            "ptxas_accepts": {"cache_hint": True},
+                            "message": (
+                                "ptxgen offers every combination of cache qualifier, "
+                                ".L2::cache_hint and prefetch size on scalar .global loads, "
+                                "one of them on vectors"
+                            ),
+                        },
+                        {
+                            "id": "vector-cop-and-prefetch-subset",
+                            "when": {"vec": ["v2", "v4", "v8"], "cop": {"not": ["none"]}},
+                            "forbid": {"prefetch": ["L2::64B", "L2::128B", "L2::256B"]},
+                            "ptxas_accepts": {"prefetch": ["L2::64B", "L2::128B", "L2::256B"]},
+                            "message": (
+                                "ptxgen offers every combination of cache qualifier, "
+                                ".L2::cache_hint and prefetch size on scalar .global loads, "
+                                "one of them on vectors"
+                            ),
+                        },
+                        {
+                            "id": "vector-cache-and-cache-hint-subset",
+                            "when": {"vec": ["v2", "v4", "v8"], "cache": {"not": ["none"]}},
+                            "forbid": {"cache_hint": True},
+                            "ptxas_accepts": {"cache_hint": True},
+                            "message": (
+                                "ptxgen offers every combination of cache qualifier, "
+                                ".L2::cache_hint and prefetch size on scalar .global loads, "
+                                "one of them on vectors"
+                            ),
+                        },
+                        {
+                            "id": "vector-cache-and-prefetch-subset",
+                            "when": {"vec": ["v2", "v4", "v8"], "cache": {"not": ["none"]}},
+                            "forbid": {"prefetch": ["L2::64B", "L2::128B", "L2::256B"]},
+                            "ptxas_accepts": {"prefetch": ["L2::64B", "L2::128B", "L2::256B"]},
+                            "message": (
+                                "ptxgen offers every combination of cache qualifier, "
+                                ".L2::cache_hint and prefetch size on scalar .global loads, "
+                                "one of them on vectors"
+                            ),
+                        },
+                        {
+                            "id": "vector-cache-hint-and-prefetch-subset",
+                            "when": {"vec": ["v2", "v4", "v8"], "cache_hint": True},
+                            "forbid": {"prefetch": ["L2::64B", "L2::128B", "L2::256B"]},
+                            "ptxas_accepts": {"prefetch": ["L2::64B", "L2::128B", "L2::256B"]},
+                            "message": (
+                                "ptxgen offers every combination of cache qualifier, "
+                                ".L2::cache_hint and prefetch size on scalar .global loads, "
+                                "one of them on vectors"
+                            ),
+                        },
+                        {
+                            "id": "cop-global-subset",
+                            "when": {"cop": {"not": ["none"]}},
+                            "require": {"space": ["none", "global"]},
+                            "ptxas_accepts": {"cop": {"not": ["none"]}},
+                            "message": (
+                                "ptxgen offers the cache qualifiers on .global and generic "
+                                "loads"
                             ),
                         },
                         {
@@ -6161,6 +6550,24 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {"sem": "volatile", "space": "local"},
                             "since": "9.1",
                         },
+                        {"id": "b128", "when": {"type": "b128"}, "since": "8.3"},
+                        {
+                            "id": "b128-sys",
+                            "when": {"type": "b128", "scope": "sys"},
+                            "since": "8.4",
+                        },
+                        {
+                            "id": "l2-eviction",
+                            "when": {"evict_l2": {"not": ["none"]}},
+                            "targets": ["sm_100+"],
+                            "since": "8.8",
+                        },
+                        {"id": "mmio", "when": {"mmio": True}, "since": "8.2"},
+                        {
+                            "id": "mmio-acquire",
+                            "when": {"mmio": True, "sem": "acquire"},
+                            "since": "9.3",
+                        },
                     ],
                     "wrappers": [
                         {"name": "ld", "when": {"sem": "none", "vec": "none"}},
@@ -6170,12 +6577,19 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "name": "ld_volatile_v",
                             "when": {"sem": "volatile", "vec": ["v2", "v4", "v8"]},
                         },
-                        {"name": "ld_relaxed", "when": {"sem": "relaxed", "vec": "none"}},
+                        {"name": "ld_mmio", "when": {"mmio": True}},
+                        {
+                            "name": "ld_relaxed",
+                            "when": {"mmio": False, "sem": "relaxed", "vec": "none"},
+                        },
                         {
                             "name": "ld_relaxed_v",
                             "when": {"sem": "relaxed", "vec": ["v2", "v4", "v8"]},
                         },
-                        {"name": "ld_acquire", "when": {"sem": "acquire", "vec": "none"}},
+                        {
+                            "name": "ld_acquire",
+                            "when": {"mmio": False, "sem": "acquire", "vec": "none"},
+                        },
                         {
                             "name": "ld_acquire_v",
                             "when": {"sem": "acquire", "vec": ["v2", "v4", "v8"]},
@@ -6185,12 +6599,9 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "st",
                     "id": "store",
-                    "partial": (
-                        "not yet: .b128, .param, .mmio, .unified, the .L2 eviction "
-                        "priorities, the _ sink, and cache qualifiers with .relaxed / "
-                        ".acquire / .release"
-                    ),
+                    "partial": "not yet: .param and the _ sink of 256-bit vectors",
                     "qualifiers": [
+                        {"name": "mmio", "text": ".mmio", "flag": True},
                         {
                             "name": "sem",
                             "text": ".{}",
@@ -6231,6 +6642,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             ],
                             "optional": True,
                         },
+                        {
+                            "name": "evict_l2",
+                            "text": ".{}",
+                            "values": ["L2::evict_normal", "L2::evict_first", "L2::evict_last"],
+                            "optional": True,
+                        },
                         {"name": "cache_hint", "text": ".L2::cache_hint", "flag": True},
                         {
                             "name": "vec",
@@ -6246,6 +6663,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "b16",
                                 "b32",
                                 "b64",
+                                "b128",
                                 "u8",
                                 "u16",
                                 "u32",
@@ -6295,6 +6713,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "f32": "f32",
                                     "f64": "f64",
+                                    "b128": "b128",
                                 },
                             },
                         },
@@ -6319,6 +6738,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "f32": "f32",
                                     "f64": "f64",
+                                    "b128": "b128",
                                 },
                             },
                             "count": {"by": "vec", "values": {"v2": 2, "v4": 4, "v8": 8}},
@@ -6331,6 +6751,23 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "rules": [
+                        {
+                            "id": "mmio-form",
+                            "when": {"mmio": True},
+                            "require": {
+                                "sem": ["relaxed", "release"],
+                                "scope": "sys",
+                                "space": ["none", "global"],
+                                "cache": "none",
+                                "evict_l2": "none",
+                                "cache_hint": False,
+                                "vec": "none",
+                            },
+                            "message": (
+                                ".mmio stores are .relaxed or .release .sys scalars on "
+                                ".global or generic addresses, without hints"
+                            ),
+                        },
                         {
                             "id": "scope-with-order",
                             "when": {"sem": ["relaxed", "release"]},
@@ -6371,8 +6808,11 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "volatile-no-hints",
                             "when": {"sem": "volatile"},
-                            "require": {"cache": "none", "cache_hint": False},
-                            "message": ".volatile stores take no cache qualifier or cache hint",
+                            "require": {"cache": "none", "evict_l2": "none", "cache_hint": False},
+                            "message": (
+                                ".volatile stores take no cache qualifier, eviction priority "
+                                "or cache hint"
+                            ),
                         },
                         {
                             "id": "hint-global",
@@ -6404,26 +6844,78 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             ),
                         },
                         {
-                            "id": "ordered-cache-subset",
-                            "when": {"sem": ["relaxed", "release"]},
-                            "require": {"cache": ["none", "L1::no_allocate"], "cache_hint": False},
-                            "ptxas_accepts": {
-                                "sem": ["relaxed", "release"],
-                                "space": ["none", "global"],
-                            },
+                            "id": "l2-eviction-wide",
+                            "when": {"evict_l2": {"not": ["none"]}},
+                            "require": {"vec": ["v4", "v8"]},
                             "message": (
-                                "ptxgen offers .L1::no_allocate as the only cache qualifier "
-                                "of ordered stores"
+                                "an L2 eviction priority goes with .v8 of a 32-bit type or "
+                                ".v4 of a 64-bit type"
                             ),
                         },
                         {
-                            "id": "cache-and-hint-subset",
-                            "when": {"cache": {"not": ["none"]}},
+                            "id": "l2-eviction-v4",
+                            "when": {"evict_l2": {"not": ["none"]}, "vec": "v4"},
+                            "require": {"type": ["b64", "u64", "s64", "f64"]},
+                            "message": (
+                                "an L2 eviction priority goes with .v8 of a 32-bit type or "
+                                ".v4 of a 64-bit type"
+                            ),
+                        },
+                        {
+                            "id": "b128-scalar",
+                            "when": {"type": "b128"},
+                            "require": {"vec": "none"},
+                            "message": ".b128 stores one 128-bit register (no vector)",
+                        },
+                        {
+                            "id": "ordered-generic-no-hints-subset",
+                            "when": {"sem": ["relaxed", "release"], "space": "none"},
+                            "require": {"cache": "none", "evict_l2": "none", "cache_hint": False},
+                            "ptxas_accepts": {"sem": ["relaxed", "release"], "space": "none"},
+                            "message": (
+                                "ptxgen offers the hints of .relaxed / .release stores on "
+                                ".global addresses only"
+                            ),
+                        },
+                        {
+                            "id": "ordered-vector-no-hints-subset",
+                            "when": {"sem": ["relaxed", "release"], "vec": ["v2", "v4", "v8"]},
+                            "require": {"cache": "none", "cache_hint": False},
+                            "ptxas_accepts": {"sem": ["relaxed", "release"], "space": "global"},
+                            "message": (
+                                "ptxgen offers the L1 hints of .relaxed / .release stores on "
+                                "scalars only"
+                            ),
+                        },
+                        {
+                            "id": "ordered-cache-and-hint-subset",
+                            "when": {"sem": ["relaxed", "release"], "cache": {"not": ["none"]}},
                             "forbid": {"cache_hint": True},
                             "ptxas_accepts": {"cache_hint": True},
                             "message": (
-                                "ptxgen offers one of a cache qualifier and .L2::cache_hint "
-                                "per store"
+                                "ptxgen offers one of an L1 eviction priority and "
+                                ".L2::cache_hint per .relaxed / .release store"
+                            ),
+                        },
+                        {
+                            "id": "generic-cache-and-hint-subset",
+                            "when": {"space": "none", "cache": {"not": ["none"]}},
+                            "forbid": {"cache_hint": True},
+                            "ptxas_accepts": {"cache_hint": True},
+                            "message": (
+                                "ptxgen offers every cache qualifier with .L2::cache_hint on "
+                                ".global stores, one of them on generic stores"
+                            ),
+                        },
+                        {
+                            "id": "vector-cache-and-cache-hint-subset",
+                            "when": {"vec": ["v2", "v4", "v8"], "cache": {"not": ["none"]}},
+                            "forbid": {"cache_hint": True},
+                            "ptxas_accepts": {"cache_hint": True},
+                            "message": (
+                                "ptxgen offers every combination of cache qualifier and "
+                                ".L2::cache_hint on scalar .global stores, one of them on "
+                                "vectors"
                             ),
                         },
                         {
@@ -6487,6 +6979,24 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {"sem": "volatile", "space": "local"},
                             "since": "9.1",
                         },
+                        {"id": "b128", "when": {"type": "b128"}, "since": "8.3"},
+                        {
+                            "id": "b128-sys",
+                            "when": {"type": "b128", "scope": "sys"},
+                            "since": "8.4",
+                        },
+                        {
+                            "id": "l2-eviction",
+                            "when": {"evict_l2": {"not": ["none"]}},
+                            "targets": ["sm_100+"],
+                            "since": "8.8",
+                        },
+                        {"id": "mmio", "when": {"mmio": True}, "since": "8.2"},
+                        {
+                            "id": "mmio-release",
+                            "when": {"mmio": True, "sem": "release"},
+                            "since": "9.3",
+                        },
                     ],
                     "wrappers": [
                         {"name": "st", "when": {"sem": "none", "vec": "none"}},
@@ -6496,17 +7006,145 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "name": "st_volatile_v",
                             "when": {"sem": "volatile", "vec": ["v2", "v4", "v8"]},
                         },
-                        {"name": "st_relaxed", "when": {"sem": "relaxed", "vec": "none"}},
+                        {"name": "st_mmio", "when": {"mmio": True}},
+                        {
+                            "name": "st_relaxed",
+                            "when": {"mmio": False, "sem": "relaxed", "vec": "none"},
+                        },
                         {
                             "name": "st_relaxed_v",
                             "when": {"sem": "relaxed", "vec": ["v2", "v4", "v8"]},
                         },
-                        {"name": "st_release", "when": {"sem": "release", "vec": "none"}},
+                        {
+                            "name": "st_release",
+                            "when": {"mmio": False, "sem": "release", "vec": "none"},
+                        },
                         {
                             "name": "st_release_v",
                             "when": {"sem": "release", "vec": ["v2", "v4", "v8"]},
                         },
                     ],
+                },
+            ],
+            "doc_errata": [
+                {
+                    "id": "ld-ordered-const",
+                    "proposal": "instruction:load:value:ss:.const",
+                    "location": {"section": "9.7.10.8", "ptx_isa": "9.4"},
+                    "says": (
+                        "ld.volatile{.ss}, ld.relaxed.scope{.ss} and ld.acquire.scope{.ss} "
+                        "take every .ss of the section's set, .const included"
+                    ),
+                    "evidence": (
+                        "the same section's description allows .volatile with .global, "
+                        ".shared and .local, and .relaxed / .acquire with .global and "
+                        ".shared; ptxas 13.0 and 13.5 refuse ld.volatile.const.u32 and "
+                        "ld.acquire.gpu.const.u32 (sm_90, .version 8.8); the weak ld.const is "
+                        "a form of the spec"
+                    ),
+                    "ptxas": (
+                        "Modifier '.volatile' cannot be applied to '.const' space; Modifier "
+                        "'.acquire' cannot be applied to '.const' space"
+                    ),
+                },
+                {
+                    "id": "ld-relaxed-local",
+                    "proposal": "instruction:load:value:ss:.local",
+                    "location": {"section": "9.7.10.8", "ptx_isa": "9.4"},
+                    "says": (
+                        "ld.relaxed.scope{.ss} and ld.acquire.scope{.ss} take every .ss of "
+                        "the section's set, .local included"
+                    ),
+                    "evidence": (
+                        "the same section's description allows .relaxed and .acquire with "
+                        ".global, .shared and generic addresses only; ptxas 13.0 and 13.5 "
+                        "refuse ld.relaxed.gpu.local.u32 (sm_90, .version 8.8)"
+                    ),
+                    "ptxas": "Modifier '.relaxed' cannot be applied to '.local' space",
+                },
+                {
+                    "id": "st-relaxed-local",
+                    "proposal": "instruction:store:value:ss:.local",
+                    "location": {"section": "9.7.10.11", "ptx_isa": "9.4"},
+                    "says": (
+                        "st.relaxed.scope{.ss} and st.release.scope{.ss} take every .ss of "
+                        "the section's set, .local included"
+                    ),
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse st.relaxed.gpu.local.u32 (sm_90, .version "
+                        "8.8); the spec's .relaxed / .release stores are to .global, .shared "
+                        "or generic addresses"
+                    ),
+                    "ptxas": "Modifier '.relaxed' cannot be applied to '.local' space",
+                },
+                {
+                    "id": "ld-nc-vector-b128",
+                    "proposal": "instruction:load:value:type:.b128",
+                    "location": {"section": "9.7.10.9", "ptx_isa": "9.4"},
+                    "says": (
+                        "ld.global{.cop}.nc{.level::cache_hi"
+                        "nt}{.level::prefetch_size}.vec.type takes every .type with a .vec, "
+                        ".b128 included"
+                    ),
+                    "evidence": (
+                        "a vector of .b128 is wider than 128 bits; ptxas 13.0 and 13.5 refuse "
+                        "ld.global.nc.v2.b128 and ld.global.v2.b128 (sm_90 and sm_100, "
+                        ".version 8.8); the scalar ld.global.nc.b128 is a form of the spec"
+                    ),
+                    "ptxas": "Vector type too large, exceeds 128 bit limit",
+                },
+                {
+                    "id": "ld-nc-scalar-l2-normal",
+                    "proposal": (
+                        "instruction:load:value:level2::eviction_priority:.L2::evict_normal"
+                    ),
+                    "location": {"section": "9.7.10.9", "ptx_isa": "9.4"},
+                    "says": (
+                        "the scalar syntax line "
+                        "ld.global.nc{.level1::eviction_prio"
+                        "rity}{.level2::eviction_priority}... .type (no .vec) takes an L2 "
+                        "eviction priority"
+                    ),
+                    "evidence": (
+                        "the same section supports .level2::eviction_priority only with .v8 "
+                        "of a 32-bit type or .v4 of a 64-bit type; ptxas 13.0 and 13.5 refuse "
+                        "it on a scalar (ld.global.L2::evict_last.u64, sm_100, .version 8.8); "
+                        "the vector forms are in the spec"
+                    ),
+                    "ptxas": (
+                        "Instruction 'ld' requires '.v8.b32/.v4.b64' type with "
+                        "'.L2::evict_last' modifier."
+                    ),
+                },
+                {
+                    "id": "ld-nc-scalar-l2-first",
+                    "proposal": (
+                        "instruction:load:value:level2::eviction_priority:.L2::evict_first"
+                    ),
+                    "location": {"section": "9.7.10.9", "ptx_isa": "9.4"},
+                    "says": "the scalar ld.global.nc syntax line takes .L2::evict_first",
+                    "evidence": (
+                        "as ld-nc-scalar-l2-normal: .level2::eviction_priority needs .v8.b32 "
+                        "or .v4.b64 (ptxas 13.0 and 13.5)"
+                    ),
+                    "ptxas": (
+                        "Instruction 'ld' requires '.v8.b32/.v4.b64' type with "
+                        "'.L2::evict_first' modifier."
+                    ),
+                },
+                {
+                    "id": "ld-nc-scalar-l2-last",
+                    "proposal": "instruction:load:value:level2::eviction_priority:.L2::evict_last",
+                    "location": {"section": "9.7.10.9", "ptx_isa": "9.4"},
+                    "says": "the scalar ld.global.nc syntax line takes .L2::evict_last",
+                    "evidence": (
+                        "as ld-nc-scalar-l2-normal: .level2::eviction_priority needs .v8.b32 "
+                        "or .v4.b64 (ptxas 13.0 and 13.5)"
+                    ),
+                    "ptxas": (
+                        "Instruction 'ld' requires '.v8.b32/.v4.b64' type with "
+                        "'.L2::evict_last' modifier."
+                    ),
                 },
             ],
         },
@@ -7526,10 +8164,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "setp",
                     "id": "setp_op",
-                    "partial": (
-                        "not yet: the .pred forms of and / or / xor / not, setp with a "
-                        ".BoolOp or p|q, half-precision setp, set"
-                    ),
+                    "spelling": {"head": 0},
                     "qualifiers": [
                         {
                             "name": "cmp",
@@ -7555,6 +8190,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "nan",
                             ],
                         },
+                        {
+                            "name": "boolop",
+                            "text": ".{}",
+                            "values": ["and", "or", "xor"],
+                            "optional": True,
+                        },
                         {"name": "ftz", "text": ".ftz", "flag": True},
                         {
                             "name": "type",
@@ -7571,11 +8212,22 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "s64",
                                 "f32",
                                 "f64",
+                                "f16",
+                                "f16x2",
+                                "bf16",
+                                "bf16x2",
                             ],
                         },
                     ],
                     "operands": [
                         {"name": "p", "kind": "predicate", "io": "out"},
+                        {
+                            "name": "q",
+                            "kind": "predicate",
+                            "io": "out",
+                            "joined": True,
+                            "optional": True,
+                        },
                         {
                             "name": "a",
                             "kind": "register",
@@ -7593,6 +8245,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "f32": "f32",
                                     "f64": "f64",
+                                    "f16": "b16",
+                                    "f16x2": "b32",
+                                    "bf16": "b16",
+                                    "bf16x2": "b32",
                                 },
                             },
                             "immediate": "allowed",
@@ -7614,9 +8270,26 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "f32": "f32",
                                     "f64": "f64",
+                                    "f16": "b16",
+                                    "f16x2": "b32",
+                                    "bf16": "b16",
+                                    "bf16x2": "b32",
                                 },
                             },
                             "immediate": "allowed",
+                        },
+                        {
+                            "name": "c",
+                            "kind": "predicate",
+                            "when": {"boolop": ["and", "or", "xor"]},
+                        },
+                    ],
+                    "rules": [
+                        {
+                            "id": "half-one-output",
+                            "when": {"type": ["f16", "bf16"]},
+                            "forbid": {"q": "true"},
+                            "message": "setp of .f16 and .bf16 writes one predicate (no p|q)",
                         },
                     ],
                     "combinations": [
@@ -7624,6 +8297,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "id": "bits",
                             "match": {
                                 "cmp": ["eq", "ne"],
+                                "boolop": ["none", "and", "or", "xor"],
                                 "ftz": False,
                                 "type": ["b16", "b32", "b64"],
                             },
@@ -7643,6 +8317,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "hi",
                                     "hs",
                                 ],
+                                "boolop": ["none", "and", "or", "xor"],
                                 "ftz": False,
                                 "type": ["u16", "u32", "u64"],
                             },
@@ -7651,6 +8326,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "id": "signed",
                             "match": {
                                 "cmp": ["eq", "ne", "lt", "le", "gt", "ge"],
+                                "boolop": ["none", "and", "or", "xor"],
                                 "ftz": False,
                                 "type": ["s16", "s32", "s64"],
                             },
@@ -7674,6 +8350,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "num",
                                     "nan",
                                 ],
+                                "boolop": ["none", "and", "or", "xor"],
                                 "ftz": [False, True],
                                 "type": "f32",
                             },
@@ -7697,24 +8374,98 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "num",
                                     "nan",
                                 ],
+                                "boolop": ["none", "and", "or", "xor"],
                                 "ftz": False,
                                 "type": "f64",
                             },
                         },
+                        {
+                            "id": "f16",
+                            "match": {
+                                "cmp": [
+                                    "eq",
+                                    "ne",
+                                    "lt",
+                                    "le",
+                                    "gt",
+                                    "ge",
+                                    "equ",
+                                    "neu",
+                                    "ltu",
+                                    "leu",
+                                    "gtu",
+                                    "geu",
+                                    "num",
+                                    "nan",
+                                ],
+                                "boolop": ["none", "and", "or", "xor"],
+                                "ftz": [False, True],
+                                "type": ["f16", "f16x2"],
+                            },
+                        },
+                        {
+                            "id": "bf16",
+                            "match": {
+                                "cmp": [
+                                    "eq",
+                                    "ne",
+                                    "lt",
+                                    "le",
+                                    "gt",
+                                    "ge",
+                                    "equ",
+                                    "neu",
+                                    "ltu",
+                                    "leu",
+                                    "gtu",
+                                    "geu",
+                                    "num",
+                                    "nan",
+                                ],
+                                "boolop": ["none", "and", "or", "xor"],
+                                "ftz": False,
+                                "type": ["bf16", "bf16x2"],
+                            },
+                        },
                     ],
-                    "gates": [{"id": "setp", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
+                    "gates": [
+                        {"id": "setp", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
+                        {
+                            "id": "bf16",
+                            "when": {"type": ["bf16", "bf16x2"]},
+                            "targets": ["sm_90+"],
+                            "since": "7.8",
+                        },
+                    ],
                     "wrappers": [
-                        {"name": "setp_b16", "when": {"type": "b16"}},
-                        {"name": "setp_b32", "when": {"type": "b32"}},
-                        {"name": "setp_b64", "when": {"type": "b64"}},
-                        {"name": "setp_u16", "when": {"type": "u16"}},
-                        {"name": "setp_u32", "when": {"type": "u32"}},
-                        {"name": "setp_u64", "when": {"type": "u64"}},
-                        {"name": "setp_s16", "when": {"type": "s16"}},
-                        {"name": "setp_s32", "when": {"type": "s32"}},
-                        {"name": "setp_s64", "when": {"type": "s64"}},
-                        {"name": "setp_f32", "when": {"type": "f32"}},
-                        {"name": "setp_f64", "when": {"type": "f64"}},
+                        {"name": "setp_b16", "when": {"type": "b16", "q": "false"}},
+                        {"name": "setp_b16_pair", "when": {"type": "b16", "q": "true"}},
+                        {"name": "setp_b32", "when": {"type": "b32", "q": "false"}},
+                        {"name": "setp_b32_pair", "when": {"type": "b32", "q": "true"}},
+                        {"name": "setp_b64", "when": {"type": "b64", "q": "false"}},
+                        {"name": "setp_b64_pair", "when": {"type": "b64", "q": "true"}},
+                        {"name": "setp_u16", "when": {"type": "u16", "q": "false"}},
+                        {"name": "setp_u16_pair", "when": {"type": "u16", "q": "true"}},
+                        {"name": "setp_u32", "when": {"type": "u32", "q": "false"}},
+                        {"name": "setp_u32_pair", "when": {"type": "u32", "q": "true"}},
+                        {"name": "setp_u64", "when": {"type": "u64", "q": "false"}},
+                        {"name": "setp_u64_pair", "when": {"type": "u64", "q": "true"}},
+                        {"name": "setp_s16", "when": {"type": "s16", "q": "false"}},
+                        {"name": "setp_s16_pair", "when": {"type": "s16", "q": "true"}},
+                        {"name": "setp_s32", "when": {"type": "s32", "q": "false"}},
+                        {"name": "setp_s32_pair", "when": {"type": "s32", "q": "true"}},
+                        {"name": "setp_s64", "when": {"type": "s64", "q": "false"}},
+                        {"name": "setp_s64_pair", "when": {"type": "s64", "q": "true"}},
+                        {"name": "setp_f32", "when": {"type": "f32", "q": "false"}},
+                        {"name": "setp_f32_pair", "when": {"type": "f32", "q": "true"}},
+                        {"name": "setp_f64", "when": {"type": "f64", "q": "false"}},
+                        {"name": "setp_f64_pair", "when": {"type": "f64", "q": "true"}},
+                        {"name": "setp_f16", "when": {"type": "f16", "q": "false"}},
+                        {"name": "setp_f16x2", "when": {"type": "f16x2", "q": "false"}},
+                        {"name": "setp_f16x2_pair", "when": {"type": "f16x2", "q": "true"}},
+                        {"name": "setp_bf16", "when": {"type": "bf16", "q": "false"}},
+                        {"name": "setp_bf16x2", "when": {"type": "bf16x2", "q": "false"}},
+                        {"name": "setp_bf16x2_pair", "when": {"type": "bf16x2", "q": "true"}},
                     ],
                 },
             ],
@@ -15945,8 +16696,8 @@ FORM_COUNTS: dict[str, int] = {
     "max_arith": 51,
     "neg_arith": 12,
     "abs_arith": 12,
-    "atom_scalar": 3535,
-    "red_scalar": 1950,
+    "atom_scalar": 5523,
+    "red_scalar": 3174,
     "prmt_bytes": 7,
     "lop3_logic": 3,
     "bfe_extract": 4,
@@ -15983,8 +16734,8 @@ FORM_COUNTS: dict[str, int] = {
     "membar_level": 3,
     "membar_proxy": 2,
     "getctarank": 4,
-    "load": 3738,
-    "store": 3792,
+    "load": 8780,
+    "store": 4763,
     "ldmatrix": 63,
     "stmatrix": 27,
     "and_op": 3,
@@ -16004,7 +16755,7 @@ FORM_COUNTS: dict[str, int] = {
     "szext_op": 4,
     "selp_op": 11,
     "slct_op": 33,
-    "setp_op": 96,
+    "setp_op": 1272,
     "rcp_value": 15,
     "sqrt_value": 14,
     "rsqrt_value": 4,
@@ -16097,9 +16848,9 @@ FORM_DIGESTS: dict[str, str] = {
     "abs_arith":
         "c950a5b63988a693bac90bd4be140495873caafee035a132570ba8768b0596c7",
     "atom_scalar":
-        "f533c517e381af95ced38a5d85c0c81357a161152fe68b5263791e1881a5cb62",
+        "7d4c89818cf55ed693169064bf6dee9d67b2a4bf8650e620f8b11cd22855e51b",
     "red_scalar":
-        "7c99d9411d609217bbecb400c535c76f4b062650e9de001648f099e440c6cc3f",
+        "13b4264f956d59662c1ba86e73f7b095149b852a09c43073c810c76b4d8833bf",
     "prmt_bytes":
         "96bae009d8deea041a1cbb0e8f8985328b1c6a454c4e537645846b6744613030",
     "lop3_logic":
@@ -16183,9 +16934,9 @@ FORM_DIGESTS: dict[str, str] = {
     "getctarank":
         "0c6e5c3a8f5660c5c9a4a1825f5b6000e3ca6f8546423c058e845b3d7e498da9",
     "load":
-        "bb5dbfc8ae3a3c02714d74a3146a8d802b551b55d645e2ef4371e521b0cf8029",
+        "8f530893cb63e527c61f5ad8f44c347f5599b255211d6e2afed789cdaaee7d93",
     "store":
-        "3f49c07da09193f074570bf4897e9d8844c74fc6d796644f6e5ae5f0b2bdddf0",
+        "e09c8016019d3bc22ccb460eb251ee9e8b8d4482fb7e06b12c73a624a61987b5",
     "ldmatrix":
         "b03937d7c572707bd7741fcee726bf04ce62d81d3f394e67630c8ec3b0c3903c",
     "stmatrix":
@@ -16225,7 +16976,7 @@ FORM_DIGESTS: dict[str, str] = {
     "slct_op":
         "cb7d77627500e384d491236f493f2b85b63e10175b7189e82431306af75bebfc",
     "setp_op":
-        "3c03b7b3459c7ba8d62a2a36b1e5313c33c307b53c324f2e53da525a05a6e71a",
+        "1b7503e5bd4b3fd7f10d11034bd6e18ce19923a6ccf5a1a3cd67eb4719afe346",
     "rcp_value":
         "fec2ee4c3ad13805dba6c6f3cf02365edeb99cb56ba43cf64d48f21772d95847",
     "sqrt_value":
@@ -16891,13 +17642,16 @@ def atom_scalar(
     space: str | None = None,
     noftz: bool = False,
     cache_hint: bool = False,
+    vec: str | None = None,
+    d: str | None = None,
+    dv: Sequence[str] | None = None,
+    b: str | None = None,
+    bv: Sequence[str] | None = None,
     c: str | None = None,
     cache_policy: str | None = None,
     op: str,
     type: str,
-    d: str,
     a: str,
-    b: str,
     ptx_isa: str | None = None,
 ) -> str:
     """``atom``: atomic read-modify-write of a memory location, returning the old value.
@@ -16915,12 +17669,17 @@ def atom_scalar(
         op: one of and, or, xor, cas, exch, add, inc, dec, min, max.
         noftz: True writes .noftz.
         cache_hint: True writes .L2::cache_hint.
-        type: one of b16, b32, b64, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2.
+        vec: one of v2, v4, v8 (None leaves it out). a vector of .f16/.bf16 (.v2, .v4, .v8),
+            .f16x2/.bf16x2 or .f32 (.v2, .v4) on .global or generic addresses
+        type: one of b16, b32, b64, b128, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16,
+            bf16x2.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        d: the old value (returned).
+        d: the old value (returned) (only when vec = none).
+        dv: the old values (only when vec = {v2, v4, v8}).
         a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise).
-        b: the operand (the compare value of .cas).
+        b: the operand (the compare value of .cas) (only when vec = none).
+        bv: the operands, one per element (only when vec = {v2, v4, v8}).
         c: the value .cas stores where the old value equals b (only when op = cas).
         cache_policy: the cache policy (createpolicy) (only when cache_hint = true).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
@@ -16934,13 +17693,16 @@ def atom_scalar(
         "space": space,
         "noftz": noftz,
         "cache_hint": cache_hint,
+        "vec": vec,
+        "d": d,
+        "dv": dv,
+        "b": b,
+        "bv": bv,
         "c": c,
         "cache_policy": cache_policy,
         "op": op,
         "type": type,
-        "d": d,
         "a": a,
-        "b": b,
     }, ptx_isa)
 
 
@@ -16951,11 +17713,13 @@ def red_scalar(
     space: str | None = None,
     noftz: bool = False,
     cache_hint: bool = False,
+    vec: str | None = None,
+    b: str | None = None,
+    bv: Sequence[str] | None = None,
     cache_policy: str | None = None,
     op: str,
     type: str,
     a: str,
-    b: str,
     ptx_isa: str | None = None,
 ) -> str:
     """``red``: atomic reduction into a memory location (no result).
@@ -16973,11 +17737,14 @@ def red_scalar(
         op: one of and, or, xor, add, inc, dec, min, max.
         noftz: True writes .noftz.
         cache_hint: True writes .L2::cache_hint.
+        vec: one of v2, v4, v8 (None leaves it out). a vector of .f16/.bf16 (.v2, .v4, .v8),
+            .f16x2/.bf16x2 or .f32 (.v2, .v4) on .global or generic addresses
         type: one of b32, b64, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise).
-        b: the operand (the value combined).
+        b: the operand (the value combined) (only when vec = none).
+        bv: the operands, one per element (only when vec = {v2, v4, v8}).
         cache_policy: the cache policy (createpolicy) (only when cache_hint = true).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
@@ -16990,11 +17757,13 @@ def red_scalar(
         "space": space,
         "noftz": noftz,
         "cache_hint": cache_hint,
+        "vec": vec,
+        "b": b,
+        "bv": bv,
         "cache_policy": cache_policy,
         "op": op,
         "type": type,
         "a": a,
-        "b": b,
     }, ptx_isa)
 
 
@@ -18547,10 +19316,14 @@ def getctarank(
 
 def load(
     *,
+    mmio: bool = False,
     sem: str | None = None,
     scope: str | None = None,
     space: str | None = None,
+    cop: str | None = None,
+    nc: bool = False,
     cache: str | None = None,
+    evict_l2: str | None = None,
     cache_hint: bool = False,
     prefetch: str | None = None,
     vec: str | None = None,
@@ -18570,21 +19343,27 @@ def load(
     wider registers (8-bit and .s16 into 32 bits, zero- or sign-extended).
 
     Qualifiers:
+        mmio: True writes .mmio. an MMIO access (.relaxed or .acquire, .sys, .global or
+            generic, no vector or hint)
         sem: one of volatile, relaxed, acquire (None leaves it out). the memory order (weak
             when left out; .weak itself is not offered, see the notes)
         scope: one of cta, cluster, gpu, sys (None leaves it out).
         space: one of global, shared, shared::cta, shared::cluster, local, const (None leaves
             it out). the state space; generic addressing when left out (.param is not
             offered)
-        cache: one of ca, cg, cs, lu, cv, L1::evict_normal, L1::evict_unchanged,
-            L1::evict_first, L1::evict_last, L1::no_allocate (None leaves it out). a cache
-            operator (.cop) or an L1 eviction priority (the ISA's two syntax lines take one
-            or the other)
+        cop: one of ca, cg, cs, lu, cv (None leaves it out). a cache operator (written before
+            .nc, as ld.global.cg.nc)
+        nc: True writes .nc. ld.global.nc, through the non-coherent (read-only) cache
+        cache: one of L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last,
+            L1::no_allocate (None leaves it out). an L1 eviction priority (written after .nc,
+            as ld.global.nc.L1::evict_last)
+        evict_l2: one of L2::evict_normal, L2::evict_first, L2::evict_last (None leaves it
+            out). an L2 eviction priority (256-bit loads only)
         cache_hint: True writes .L2::cache_hint. the load takes a 64-bit cache policy
             (createpolicy)
         prefetch: one of L2::64B, L2::128B, L2::256B (None leaves it out).
         vec: one of v2, v4, v8 (None leaves it out).
-        type: one of b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64.
+        type: one of b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the loaded value (returned; 8-bit and .s16 loads widened to 32 bits) (only when
@@ -18598,10 +19377,14 @@ def load(
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("load"), {
+        "mmio": mmio,
         "sem": sem,
         "scope": scope,
         "space": space,
+        "cop": cop,
+        "nc": nc,
         "cache": cache,
+        "evict_l2": evict_l2,
         "cache_hint": cache_hint,
         "prefetch": prefetch,
         "vec": vec,
@@ -18615,10 +19398,12 @@ def load(
 
 def store(
     *,
+    mmio: bool = False,
     sem: str | None = None,
     scope: str | None = None,
     space: str | None = None,
     cache: str | None = None,
+    evict_l2: str | None = None,
     cache_hint: bool = False,
     vec: str | None = None,
     b: str | None = None,
@@ -18637,6 +19422,8 @@ def store(
     register.
 
     Qualifiers:
+        mmio: True writes .mmio. an MMIO access (.relaxed or .release, .sys, .global or
+            generic, no vector or hint)
         sem: one of volatile, relaxed, release (None leaves it out). the memory order (weak
             when left out)
         scope: one of cta, cluster, gpu, sys (None leaves it out).
@@ -18645,10 +19432,12 @@ def store(
         cache: one of wb, cg, cs, wt, L1::evict_normal, L1::evict_unchanged, L1::evict_first,
             L1::evict_last, L1::no_allocate (None leaves it out). a cache operator (.cop) or
             an L1 eviction priority
+        evict_l2: one of L2::evict_normal, L2::evict_first, L2::evict_last (None leaves it
+            out). an L2 eviction priority (256-bit stores only)
         cache_hint: True writes .L2::cache_hint. the store takes a 64-bit cache policy
             (createpolicy)
         vec: one of v2, v4, v8 (None leaves it out).
-        type: one of b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64.
+        type: one of b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise).
@@ -18662,10 +19451,12 @@ def store(
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("store"), {
+        "mmio": mmio,
         "sem": sem,
         "scope": scope,
         "space": space,
         "cache": cache,
+        "evict_l2": evict_l2,
         "cache_hint": cache_hint,
         "vec": vec,
         "b": b,
@@ -19333,7 +20124,10 @@ def slct_op(
 
 def setp_op(
     *,
+    boolop: str | None = None,
     ftz: bool = False,
+    q: str | None = None,
+    c: str | None = None,
     cmp: str,
     type: str,
     p: str,
@@ -19343,27 +20137,38 @@ def setp_op(
 ) -> str:
     """``setp``: compare into a predicate.
 
-    p = a CmpOp b: eq/ne/lt/le/gt/ge on every type (unsigned on .u, bits only eq/ne),
+    t = a CmpOp b: eq/ne/lt/le/gt/ge on every type (unsigned on .u, bits only eq/ne),
     lo/ls/hi/hs the unsigned spellings, equ..geu unordered float comparisons (true if either
-    is NaN), num (neither NaN), nan (either NaN).
+    is NaN), num (neither NaN), nan (either NaN). p = t, and the optional second destination
+    q = !t; with .and/.or/.xor, p = t BoolOp c and q = !t BoolOp c.
 
     Qualifiers:
         cmp: one of eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu,
             num, nan.
+        boolop: one of and, or, xor (None leaves it out). combine the comparison with the
+            predicate c
         ftz: True writes .ftz.
-        type: one of b16, b32, b64, u16, u32, u64, s16, s32, s64, f32, f64.
+        type: one of b16, b32, b64, u16, u32, u64, s16, s32, s64, f32, f64, f16, f16x2, bf16,
+            bf16x2.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        p: the comparison.
+        p: the comparison (combined with c by .BoolOp).
+        q: the complement of the comparison (combined with c by .BoolOp), written p|q
+            (optional).
         a: the first value.
         b: the second value.
+        c: the predicate combined with the comparison (pass !c for the document's {!}c) (only
+            when boolop = {and, or, xor}).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("setp_op"), {
+        "boolop": boolop,
         "ftz": ftz,
+        "q": q,
+        "c": c,
         "cmp": cmp,
         "type": type,
         "p": p,

@@ -180,7 +180,11 @@ class Template:
                                   reverse=True)
                     out += f"(?P<{g}>" + "|".join(re.escape(v) for v in vals) + ")"
                 else:
-                    out += "(?:" + build(p.parts) + ")?"
+                    # an optional wild token ("{.weak}", no form has it) takes a token
+                    # only where nothing else can: lazily, so that "ld.const.u32" gives
+                    # ".const" to the .ss slot after it
+                    lazy = all(q.kind == "literal" and q.text in wild for q in p.parts)
+                    out += "(?:" + build(p.parts) + (")??" if lazy else ")?")
             return out
         return re.compile("^" + build(self.parts) + "$"), names
 
@@ -254,6 +258,10 @@ def _set_of(line: int, t: str, file: str) -> ValueSet | None:
     inner = body[1:body.rfind("}")] if "}" in body else body[1:]
     values = [x.rstrip("*") for v in _split_top(inner) if v
               for x in _expand(re.sub(r"\s+", "", v) if "{" in v else v.split()[0])]
+    # ".CmpOp = { eq, ne, ... }": a value written without its dot is a qualifier all the
+    # same ("none" stands for no qualifier: ".vec = { none, .v2, .v4 }")
+    values = ["." + v if re.fullmatch(r"[a-z][\w:]*", v) and v != "none" else v
+              for v in values]
     return ValueSet(m.group(1).lstrip("."), values, Loc(file, line))
 
 

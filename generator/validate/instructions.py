@@ -283,10 +283,10 @@ class _InstrChecker(_Checker):
                              "tensor operand or another in_tensor operand")
             if o.get("joined"):
                 before = raw["operands"][i - 1] if i else None
-                # it may have a `when` (.phase_type::primary's waitComplete|isReportSeen);
-                # the output it is joined to is always there
+                # it may have a `when` (.phase_type::primary's waitComplete|isReportSeen)
+                # or be optional (setp's p[|q]); the output it is joined to is always there
                 if (before is None or o.get("io") != "out" or before.get("io") != "out"
-                        or kind != "predicate" or o.get("optional")
+                        or kind != "predicate"
                         or before.get("optional") or before.get("when")):
                     self.err(p + ("joined",), f"joined operand {o['name']!r} must be a "
                              "predicate output that follows an output that is always "

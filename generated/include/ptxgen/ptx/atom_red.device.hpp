@@ -13,7 +13,7 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int atom_scalar_type_a(atom_scalar_sem, atom_scalar_scope, atom_scalar_space space, atom_scalar_op, bool, bool, atom_scalar_type) {
+PTXGEN_PTX_CONSTEXPR int atom_scalar_type_a(atom_scalar_sem, atom_scalar_scope, atom_scalar_space space, atom_scalar_op, bool, bool, atom_scalar_vec, atom_scalar_type) {
     if (const long long ptxgen_v = detail::entry("\007\007\001\001\001"
             , 1, detail::cell(0, 1, static_cast<long long>(space), 5)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -21,23 +21,23 @@ PTXGEN_PTX_CONSTEXPR int atom_scalar_type_a(atom_scalar_sem, atom_scalar_scope, 
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int atom_scalar_type_b(atom_scalar_sem, atom_scalar_scope, atom_scalar_space, atom_scalar_op, bool, bool, atom_scalar_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\001\002\003\003\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 13)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int atom_scalar_type_b(atom_scalar_sem, atom_scalar_scope, atom_scalar_space, atom_scalar_op, bool, bool, atom_scalar_vec, atom_scalar_type type) {
+    if (const long long ptxgen_v = detail::entry("\010\001\003\013\001\002\003\003\004\005\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int atom_scalar_type_c(atom_scalar_sem, atom_scalar_scope, atom_scalar_space, atom_scalar_op, bool, bool, atom_scalar_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\001\002\003\003\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 13)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int atom_scalar_type_c(atom_scalar_sem, atom_scalar_scope, atom_scalar_space, atom_scalar_op, bool, bool, atom_scalar_vec, atom_scalar_type type) {
+    if (const long long ptxgen_v = detail::entry("\010\001\003\013\001\002\003\003\004\005\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int red_scalar_type_a(red_scalar_sem, red_scalar_scope, red_scalar_space space, red_scalar_op, bool, bool, red_scalar_type) {
+PTXGEN_PTX_CONSTEXPR int red_scalar_type_a(red_scalar_sem, red_scalar_scope, red_scalar_space space, red_scalar_op, bool, bool, red_scalar_vec, red_scalar_type) {
     if (const long long ptxgen_v = detail::entry("\007\007\001\001\001"
             , 1, detail::cell(0, 1, static_cast<long long>(space), 5)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -45,7 +45,7 @@ PTXGEN_PTX_CONSTEXPR int red_scalar_type_a(red_scalar_sem, red_scalar_scope, red
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int red_scalar_type_b(red_scalar_sem, red_scalar_scope, red_scalar_space, red_scalar_op, bool, bool, red_scalar_type type) {
+PTXGEN_PTX_CONSTEXPR int red_scalar_type_b(red_scalar_sem, red_scalar_scope, red_scalar_space, red_scalar_op, bool, bool, red_scalar_vec, red_scalar_type type) {
     if (const long long ptxgen_v = detail::entry("\001\003\001\002\003\003\004\005\010\001\010\001"
             , 1, detail::cell(0, 1, static_cast<long long>(type), 12)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -60,8 +60,8 @@ PTXGEN_PTX_CONSTEXPR int red_scalar_type_b(red_scalar_sem, red_scalar_scope, red
 // parameters makes, once.
 template <atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem, atom_scalar_scope PtxgenScope, atom_scalar_space PtxgenSpace, bool PtxgenCacheHint>
 struct atom_exch_checks {
-    static_assert((((PtxgenType == atom_scalar_type::b32 || PtxgenType == atom_scalar_type::b64))),
-                  "ptxgen: atom: .exch takes .b32 or .b64");
+    static_assert((((PtxgenType == atom_scalar_type::b32 || PtxgenType == atom_scalar_type::b64 || PtxgenType == atom_scalar_type::b128))),
+                  "ptxgen: atom: .exch takes .b32, .b64 or .b128");
     static_assert((!((PtxgenType == atom_scalar_type::f16 || PtxgenType == atom_scalar_type::f16x2 || PtxgenType == atom_scalar_type::bf16 || PtxgenType == atom_scalar_type::bf16x2))),
                   "ptxgen: atom: the 16-bit floating-point additions need .noftz");
     static_assert((!(PtxgenCacheHint)) || (((PtxgenSpace == atom_scalar_space::none || PtxgenSpace == atom_scalar_space::space_global))),
@@ -77,17 +77,19 @@ struct atom_exch_checks {
 // parameters makes, once.
 template <atom_scalar_op PtxgenOp, atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem, atom_scalar_scope PtxgenScope, atom_scalar_space PtxgenSpace, bool PtxgenNoftz, bool PtxgenCacheHint>
 struct atom_checks {
+    static_assert((!((PtxgenType == atom_scalar_type::b128))) || (((PtxgenOp == atom_scalar_op::cas || PtxgenOp == atom_scalar_op::exch))),
+                  "ptxgen: atom: .b128 goes with .cas and .exch");
     static_assert((!((PtxgenOp == atom_scalar_op::op_and || PtxgenOp == atom_scalar_op::op_or || PtxgenOp == atom_scalar_op::op_xor))) || (((PtxgenType == atom_scalar_type::b32 || PtxgenType == atom_scalar_type::b64))),
                   "ptxgen: atom: .and, .or and .xor take .b32 or .b64");
-    static_assert((!((PtxgenOp == atom_scalar_op::cas))) || (((PtxgenType == atom_scalar_type::b16 || PtxgenType == atom_scalar_type::b32 || PtxgenType == atom_scalar_type::b64))),
-                  "ptxgen: atom: .cas takes .b16, .b32 or .b64");
+    static_assert((!((PtxgenOp == atom_scalar_op::cas))) || (((PtxgenType == atom_scalar_type::b16 || PtxgenType == atom_scalar_type::b32 || PtxgenType == atom_scalar_type::b64 || PtxgenType == atom_scalar_type::b128))),
+                  "ptxgen: atom: .cas takes .b16, .b32, .b64 or .b128");
     static_assert((!((PtxgenOp == atom_scalar_op::cas))) || ((!PtxgenCacheHint)),
                   "ptxgen: atom: .cas takes no .L2::cache_hint");
-    static_assert((!((PtxgenOp == atom_scalar_op::exch))) || (((PtxgenType == atom_scalar_type::b32 || PtxgenType == atom_scalar_type::b64))),
-                  "ptxgen: atom: .exch takes .b32 or .b64");
+    static_assert((!((PtxgenOp == atom_scalar_op::exch))) || (((PtxgenType == atom_scalar_type::b32 || PtxgenType == atom_scalar_type::b64 || PtxgenType == atom_scalar_type::b128))),
+                  "ptxgen: atom: .exch takes .b32, .b64 or .b128");
     static_assert((!((PtxgenOp == atom_scalar_op::inc || PtxgenOp == atom_scalar_op::dec))) || (((PtxgenType == atom_scalar_type::u32))),
                   "ptxgen: atom: .inc and .dec take .u32");
-    static_assert((!((PtxgenOp == atom_scalar_op::add))) || (((PtxgenType != atom_scalar_type::b16 && PtxgenType != atom_scalar_type::b32 && PtxgenType != atom_scalar_type::b64 && PtxgenType != atom_scalar_type::s64))),
+    static_assert((!((PtxgenOp == atom_scalar_op::add))) || (((PtxgenType != atom_scalar_type::b16 && PtxgenType != atom_scalar_type::b32 && PtxgenType != atom_scalar_type::b64 && PtxgenType != atom_scalar_type::b128 && PtxgenType != atom_scalar_type::s64))),
                   "ptxgen: atom: .add takes .u32, .s32, .u64 or a floating-point type");
     static_assert((!((PtxgenOp == atom_scalar_op::min || PtxgenOp == atom_scalar_op::max))) || (((PtxgenType == atom_scalar_type::u32 || PtxgenType == atom_scalar_type::s32 || PtxgenType == atom_scalar_type::u64 || PtxgenType == atom_scalar_type::s64))),
                   "ptxgen: atom: .min and .max take .u32, .s32, .u64 or .s64");
@@ -101,6 +103,55 @@ struct atom_checks {
                   "ptxgen: atom: ptxgen offers an explicit .sem with an explicit .scope only");
     static_assert((!(PtxgenCacheHint)) || (((PtxgenSem == atom_scalar_sem::none))),
                   "ptxgen: atom: ptxgen offers .L2::cache_hint without an explicit .sem only");
+    static_assert(!((PtxgenOp == atom_scalar_op::cas)),
+                  "ptxgen: atom: operand c is required when op = cas");
+    static constexpr bool ok = true;
+};
+
+// The checks of the qualifiers that every overload of atom_v with these template
+// parameters makes, once.
+template <atom_scalar_op PtxgenOp, atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem, atom_scalar_scope PtxgenScope, atom_scalar_space PtxgenSpace, bool PtxgenNoftz, bool PtxgenCacheHint, atom_scalar_vec PtxgenVec>
+struct atom_v_checks {
+    static_assert((!((PtxgenVec != atom_scalar_vec::none))) || (((PtxgenSpace == atom_scalar_space::none || PtxgenSpace == atom_scalar_space::space_global) && (PtxgenType == atom_scalar_type::f32 || PtxgenType == atom_scalar_type::f16 || PtxgenType == atom_scalar_type::f16x2 || PtxgenType == atom_scalar_type::bf16 || PtxgenType == atom_scalar_type::bf16x2) && (PtxgenOp == atom_scalar_op::add || PtxgenOp == atom_scalar_op::min || PtxgenOp == atom_scalar_op::max))),
+                  "ptxgen: atom: vector atomics are .add/.min/.max of .f16, .bf16, .f16x2, .bf16x2 or .f32 on .global or generic addresses");
+    static_assert((!((PtxgenVec != atom_scalar_vec::none) && (PtxgenType == atom_scalar_type::f32))) || (((PtxgenOp == atom_scalar_op::add) && (PtxgenVec == atom_scalar_vec::v2 || PtxgenVec == atom_scalar_vec::v4))),
+                  "ptxgen: atom: a vector of .f32 takes .add with .v2 or .v4");
+    static_assert((!((PtxgenVec == atom_scalar_vec::v8))) || (((PtxgenType == atom_scalar_type::f16 || PtxgenType == atom_scalar_type::bf16))),
+                  "ptxgen: atom: .v8 takes .f16 or .bf16");
+    static_assert((!((PtxgenType == atom_scalar_type::b128))) || (((PtxgenOp == atom_scalar_op::cas || PtxgenOp == atom_scalar_op::exch))),
+                  "ptxgen: atom: .b128 goes with .cas and .exch");
+    static_assert((!((PtxgenOp == atom_scalar_op::op_and || PtxgenOp == atom_scalar_op::op_or || PtxgenOp == atom_scalar_op::op_xor))) || (((PtxgenType == atom_scalar_type::b32 || PtxgenType == atom_scalar_type::b64))),
+                  "ptxgen: atom: .and, .or and .xor take .b32 or .b64");
+    static_assert((!((PtxgenOp == atom_scalar_op::cas))) || (((PtxgenType == atom_scalar_type::b16 || PtxgenType == atom_scalar_type::b32 || PtxgenType == atom_scalar_type::b64 || PtxgenType == atom_scalar_type::b128))),
+                  "ptxgen: atom: .cas takes .b16, .b32, .b64 or .b128");
+    static_assert((!((PtxgenOp == atom_scalar_op::cas))) || ((!PtxgenCacheHint)),
+                  "ptxgen: atom: .cas takes no .L2::cache_hint");
+    static_assert((!((PtxgenOp == atom_scalar_op::exch))) || (((PtxgenType == atom_scalar_type::b32 || PtxgenType == atom_scalar_type::b64 || PtxgenType == atom_scalar_type::b128))),
+                  "ptxgen: atom: .exch takes .b32, .b64 or .b128");
+    static_assert((!((PtxgenOp == atom_scalar_op::inc || PtxgenOp == atom_scalar_op::dec))) || (((PtxgenType == atom_scalar_type::u32))),
+                  "ptxgen: atom: .inc and .dec take .u32");
+    static_assert((!((PtxgenOp == atom_scalar_op::add))) || (((PtxgenType != atom_scalar_type::b16 && PtxgenType != atom_scalar_type::b32 && PtxgenType != atom_scalar_type::b64 && PtxgenType != atom_scalar_type::b128 && PtxgenType != atom_scalar_type::s64))),
+                  "ptxgen: atom: .add takes .u32, .s32, .u64 or a floating-point type");
+    static_assert((!((PtxgenOp == atom_scalar_op::min || PtxgenOp == atom_scalar_op::max) && (PtxgenVec == atom_scalar_vec::none))) || (((PtxgenType == atom_scalar_type::u32 || PtxgenType == atom_scalar_type::s32 || PtxgenType == atom_scalar_type::u64 || PtxgenType == atom_scalar_type::s64))),
+                  "ptxgen: atom: .min and .max take .u32, .s32, .u64 or .s64");
+    static_assert((!((PtxgenType == atom_scalar_type::f16 || PtxgenType == atom_scalar_type::f16x2 || PtxgenType == atom_scalar_type::bf16 || PtxgenType == atom_scalar_type::bf16x2))) || ((PtxgenNoftz)),
+                  "ptxgen: atom: the 16-bit floating-point additions need .noftz");
+    static_assert((!(PtxgenNoftz && (PtxgenVec == atom_scalar_vec::none))) || (((PtxgenOp == atom_scalar_op::add) && (PtxgenType == atom_scalar_type::f32 || PtxgenType == atom_scalar_type::f16 || PtxgenType == atom_scalar_type::f16x2 || PtxgenType == atom_scalar_type::bf16 || PtxgenType == atom_scalar_type::bf16x2))),
+                  "ptxgen: atom: .noftz goes with the floating-point .add (not .f64)");
+    static_assert((!(PtxgenCacheHint)) || (((PtxgenSpace == atom_scalar_space::none || PtxgenSpace == atom_scalar_space::space_global))),
+                  "ptxgen: atom: .L2::cache_hint is for .global or generic addresses");
+    static_assert((!((PtxgenSem != atom_scalar_sem::none))) || (((PtxgenScope != atom_scalar_scope::none))),
+                  "ptxgen: atom: ptxgen offers an explicit .sem with an explicit .scope only");
+    static_assert((!(PtxgenCacheHint)) || (((PtxgenSem == atom_scalar_sem::none))),
+                  "ptxgen: atom: ptxgen offers .L2::cache_hint without an explicit .sem only");
+    static_assert(!((PtxgenVec == atom_scalar_vec::none)),
+                  "ptxgen: atom: operand d is required when vec = none");
+    static_assert((PtxgenVec != atom_scalar_vec::none),
+                  "ptxgen: atom: operand dv is only allowed when vec = {v2, v4, v8}");
+    static_assert(!((PtxgenVec == atom_scalar_vec::none)),
+                  "ptxgen: atom: operand b is required when vec = none");
+    static_assert((PtxgenVec != atom_scalar_vec::none),
+                  "ptxgen: atom: operand bv is only allowed when vec = {v2, v4, v8}");
     static_assert(!((PtxgenOp == atom_scalar_op::cas)),
                   "ptxgen: atom: operand c is required when op = cas");
     static constexpr bool ok = true;
@@ -130,6 +181,83 @@ struct red_checks {
                   "ptxgen: red: ptxgen offers .L2::cache_hint without an explicit .sem only");
     static constexpr bool ok = true;
 };
+
+// The checks of the qualifiers that every overload of red_v with these template
+// parameters makes, once.
+template <red_scalar_op PtxgenOp, red_scalar_type PtxgenType, red_scalar_sem PtxgenSem, red_scalar_scope PtxgenScope, red_scalar_space PtxgenSpace, bool PtxgenNoftz, bool PtxgenCacheHint, red_scalar_vec PtxgenVec>
+struct red_v_checks {
+    static_assert((!((PtxgenVec != red_scalar_vec::none))) || (((PtxgenSpace == red_scalar_space::none || PtxgenSpace == red_scalar_space::space_global) && (PtxgenType == red_scalar_type::f32 || PtxgenType == red_scalar_type::f16 || PtxgenType == red_scalar_type::f16x2 || PtxgenType == red_scalar_type::bf16 || PtxgenType == red_scalar_type::bf16x2) && (PtxgenOp == red_scalar_op::add || PtxgenOp == red_scalar_op::min || PtxgenOp == red_scalar_op::max))),
+                  "ptxgen: red: vector reductions are .add/.min/.max of .f16, .bf16, .f16x2, .bf16x2 or .f32 on .global or generic addresses");
+    static_assert((!((PtxgenVec != red_scalar_vec::none) && (PtxgenType == red_scalar_type::f32))) || (((PtxgenOp == red_scalar_op::add) && (PtxgenVec == red_scalar_vec::v2 || PtxgenVec == red_scalar_vec::v4))),
+                  "ptxgen: red: a vector of .f32 takes .add with .v2 or .v4");
+    static_assert((!((PtxgenVec == red_scalar_vec::v8))) || (((PtxgenType == red_scalar_type::f16 || PtxgenType == red_scalar_type::bf16))),
+                  "ptxgen: red: .v8 takes .f16 or .bf16");
+    static_assert((!((PtxgenOp == red_scalar_op::op_and || PtxgenOp == red_scalar_op::op_or || PtxgenOp == red_scalar_op::op_xor))) || (((PtxgenType == red_scalar_type::b32 || PtxgenType == red_scalar_type::b64))),
+                  "ptxgen: red: .and, .or and .xor take .b32 or .b64");
+    static_assert((!((PtxgenOp == red_scalar_op::inc || PtxgenOp == red_scalar_op::dec))) || (((PtxgenType == red_scalar_type::u32))),
+                  "ptxgen: red: .inc and .dec take .u32");
+    static_assert((!((PtxgenOp == red_scalar_op::add))) || (((PtxgenType != red_scalar_type::b32 && PtxgenType != red_scalar_type::b64 && PtxgenType != red_scalar_type::s64))),
+                  "ptxgen: red: .add takes .u32, .s32, .u64 or a floating-point type");
+    static_assert((!((PtxgenOp == red_scalar_op::min || PtxgenOp == red_scalar_op::max) && (PtxgenVec == red_scalar_vec::none))) || (((PtxgenType == red_scalar_type::u32 || PtxgenType == red_scalar_type::s32 || PtxgenType == red_scalar_type::u64 || PtxgenType == red_scalar_type::s64))),
+                  "ptxgen: red: .min and .max take .u32, .s32, .u64 or .s64");
+    static_assert((!((PtxgenType == red_scalar_type::f16 || PtxgenType == red_scalar_type::f16x2 || PtxgenType == red_scalar_type::bf16 || PtxgenType == red_scalar_type::bf16x2))) || ((PtxgenNoftz)),
+                  "ptxgen: red: the 16-bit floating-point additions need .noftz");
+    static_assert((!(PtxgenNoftz && (PtxgenVec == red_scalar_vec::none))) || (((PtxgenOp == red_scalar_op::add) && (PtxgenType == red_scalar_type::f32 || PtxgenType == red_scalar_type::f16 || PtxgenType == red_scalar_type::f16x2 || PtxgenType == red_scalar_type::bf16 || PtxgenType == red_scalar_type::bf16x2))),
+                  "ptxgen: red: .noftz goes with the floating-point .add (not .f64)");
+    static_assert((!(PtxgenCacheHint)) || (((PtxgenSpace == red_scalar_space::none || PtxgenSpace == red_scalar_space::space_global))),
+                  "ptxgen: red: .L2::cache_hint is for .global or generic addresses");
+    static_assert((!((PtxgenSem != red_scalar_sem::none))) || (((PtxgenScope != red_scalar_scope::none))),
+                  "ptxgen: red: ptxgen offers an explicit .sem with an explicit .scope only");
+    static_assert((!(PtxgenCacheHint)) || (((PtxgenSem == red_scalar_sem::none))),
+                  "ptxgen: red: ptxgen offers .L2::cache_hint without an explicit .sem only");
+    static_assert(!((PtxgenVec == red_scalar_vec::none)),
+                  "ptxgen: red: operand b is required when vec = none");
+    static_assert((PtxgenVec != red_scalar_vec::none),
+                  "ptxgen: red: operand bv is only allowed when vec = {v2, v4, v8}");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct atom_scalar_dv_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: atom: operand dv: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint16_t with type = f16, std::uint32_t with type = f16x2, std::uint16_t with type = bf16, std::uint32_t with type = bf16x2, float with type = f32");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct atom_scalar_dv_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: atom: operand dv: the array has PtxgenGiven elements where this form needs PtxgenNeeded (the old values; by vec (v2: 2; v4: 4; v8: 8) registers)");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct atom_scalar_bv_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: atom: operand bv: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint16_t with type = f16, std::uint32_t with type = f16x2, std::uint16_t with type = bf16, std::uint32_t with type = bf16x2, float with type = f32");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct atom_scalar_bv_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: atom: operand bv: the array has PtxgenGiven elements where this form needs PtxgenNeeded (the operands, one per element; by vec (v2: 2; v4: 4; v8: 8) registers)");
+    static constexpr bool ok = true;
+};
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct red_scalar_bv_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: red: operand bv: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint16_t with type = f16, std::uint32_t with type = f16x2, std::uint16_t with type = bf16, std::uint32_t with type = bf16x2, float with type = f32");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct red_scalar_bv_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: red: operand bv: the array has PtxgenGiven elements where this form needs PtxgenNeeded (the operands, one per element; by vec (v2: 2; v4: 4; v8: 8) registers)");
+    static constexpr bool ok = true;
+};
 #endif
 
 }  // namespace detail
@@ -137,61 +265,78 @@ struct red_checks {
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 315 forms of atom_cas: form number * 256 + support class, by
+// The 420 forms of atom_cas: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct atom_cas_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\001\003\000\002\004\000\000\005\000\000\006\000\000\007\000"
-        "\001\010\000\002\011\000\002\012\000\002\013\000\002\014\000\002\015\000\002\016\000\000\017\000"
-        "\000\020\000\000\021\000\001\022\000\002\023\000\000\024\000\000\025\000\000\026\000\001\027\000"
-        "\002\030\000\000\036\000\000\037\000\000 \000\001!\000\002\"\000\002#\000\002$\000"
-        "\002%\000\002&\000\002'\000\000(\000\000)\000\000*\000\001+\000\002,\000"
-        "\000-\000\000.\000\000/\000\0010\000\0021\000\0007\000\0008\000\0009\000"
-        "\001:\000\002;\000\002<\000\002=\000\002>\000\002\?\000\002@\000\000A\000"
-        "\000B\000\000C\000\001D\000\002E\000\000F\000\000G\000\000H\000\001I\000"
-        "\002J\000\000P\000\000Q\000\000R\000\001S\000\002T\000\002U\000\002V\000"
-        "\002W\000\002X\000\002Y\000\000Z\000\000[\000\000\\\000\001]\000\002^\000"
-        "\000_\000\000`\000\000a\000\001b\000\002c\000\000i\000\000j\000\000k\000"
-        "\001l\000\002m\000\002n\000\002o\000\002p\000\002q\000\002r\000\000s\000"
-        "\000t\000\000u\000\001v\000\002w\000\000x\000\000y\000\000z\000\001{\000"
-        "\002|\000\000}\000\000~\000\000\177\000\001\200\000\002\201\000\000\202\000\000\203\000"
-        "\000\204\000\001\205\000\002\206\000\002\207\000\002\210\000\002\211\000\002\212\000\002\213\000"
-        "\000\214\000\000\215\000\000\216\000\001\217\000\002\220\000\000\221\000\000\222\000\000\223\000"
-        "\001\224\000\002\225\000\000\233\000\000\234\000\000\235\000\001\236\000\002\237\000\002\240\000"
-        "\002\241\000\002\242\000\002\243\000\002\244\000\000\245\000\000\246\000\000\247\000\001\250\000"
-        "\002\251\000\000\252\000\000\253\000\000\254\000\001\255\000\002\256\000\000\264\000\000\265\000"
-        "\000\266\000\001\267\000\002\270\000\002\271\000\002\272\000\002\273\000\002\274\000\002\275\000"
-        "\000\276\000\000\277\000\000\300\000\001\301\000\002\302\000\000\303\000\000\304\000\000\305\000"
-        "\001\306\000\002\307\000\000\315\000\000\316\000\000\317\000\001\320\000\002\321\000\002\322\000"
-        "\002\323\000\002\324\000\002\325\000\002\326\000\000\327\000\000\330\000\000\331\000\001\332\000"
-        "\002\333\000\000\334\000\000\335\000\000\336\000\001\337\000\002\340\000\000\346\000\000\347\000"
-        "\000\350\000\001\351\000\002\352\000\002\353\000\002\354\000\002\355\000\002\356\000\002\357\000"
-        "\000\360\000\000\361\000\000\362\000\001\363\000\002\364\000\000\365\000\000\366\000\000\367\000"
-        "\001\370\000\002\371\000\000\372\000\000\373\000\000\374\000\001\375\000\002\376\000\000\377\000"
-        "\000\000\001\000\001\001\001\002\001\002\003\001\002\004\001\002\005\001\002\006\001\002\007\001"
-        "\002\010\001\000\011\001\000\012\001\000\013\001\001\014\001\002\015\001\000\016\001\000\017\001"
-        "\000\020\001\001\021\001\002\022\001\000\030\001\000\031\001\000\032\001\001\033\001\002\034\001"
-        "\002\035\001\002\036\001\002\037\001\002 \001\002!\001\000\"\001\000#\001\000$\001"
-        "\001%\001\002&\001\000'\001\000(\001\000)\001\001*\001\002+\001\0001\001"
-        "\0002\001\0003\001\0014\001\0025\001\0026\001\0027\001\0028\001\0029\001"
-        "\002:\001\000;\001\000<\001\000=\001\001>\001\002\?\001\000@\001\000A\001"
-        "\000B\001\001C\001\002D\001\000J\001\000K\001\000L\001\001M\001\002N\001"
-        "\002O\001\002P\001\002Q\001\002R\001\002S\001\000T\001\000U\001\000V\001"
-        "\001W\001\002X\001\000Y\001\000Z\001\000[\001\001\\\001\002]\001\000c\001"
-        "\000d\001\000e\001\001f\001\002g\001\002h\001\002i\001\002j\001\002k\001"
-        "\002l\001\000m\001\000n\001\000o\001\001p\001\002q\001\000r\001\000s\001"
-        "\000t\001\001u\001\002v\001";
+        "\000\000\000\000\001\000\000\002\000\002\003\000\003\004\000\000\005\000\000\006\000\000\007\000"
+        "\002\010\000\003\011\000\003\012\000\003\013\000\003\014\000\003\015\000\003\016\000\000\017\000"
+        "\000\020\000\000\021\000\002\022\000\003\023\000\000\024\000\000\025\000\000\026\000\002\027\000"
+        "\003\030\000\000\036\000\000\037\000\000 \000\002!\000\003\"\000\003#\000\003$\000"
+        "\003%\000\003&\000\003'\000\000(\000\000)\000\000*\000\002+\000\003,\000"
+        "\000-\000\000.\000\000/\000\0020\000\0031\000\0007\000\0008\000\0009\000"
+        "\002:\000\003;\000\003<\000\003=\000\003>\000\003\?\000\003@\000\000A\000"
+        "\000B\000\000C\000\002D\000\003E\000\000F\000\000G\000\000H\000\002I\000"
+        "\003J\000\000P\000\000Q\000\000R\000\002S\000\003T\000\003U\000\003V\000"
+        "\003W\000\003X\000\003Y\000\000Z\000\000[\000\000\\\000\002]\000\003^\000"
+        "\000_\000\000`\000\000a\000\002b\000\003c\000\000i\000\000j\000\000k\000"
+        "\002l\000\003m\000\003n\000\003o\000\003p\000\003q\000\003r\000\000s\000"
+        "\000t\000\000u\000\002v\000\003w\000\000x\000\000y\000\000z\000\002{\000"
+        "\003|\000\000}\000\000~\000\000\177\000\002\200\000\003\201\000\000\202\000\000\203\000"
+        "\000\204\000\002\205\000\003\206\000\003\207\000\003\210\000\003\211\000\003\212\000\003\213\000"
+        "\000\214\000\000\215\000\000\216\000\002\217\000\003\220\000\000\221\000\000\222\000\000\223\000"
+        "\002\224\000\003\225\000\000\233\000\000\234\000\000\235\000\002\236\000\003\237\000\003\240\000"
+        "\003\241\000\003\242\000\003\243\000\003\244\000\000\245\000\000\246\000\000\247\000\002\250\000"
+        "\003\251\000\000\252\000\000\253\000\000\254\000\002\255\000\003\256\000\000\264\000\000\265\000"
+        "\000\266\000\002\267\000\003\270\000\003\271\000\003\272\000\003\273\000\003\274\000\003\275\000"
+        "\000\276\000\000\277\000\000\300\000\002\301\000\003\302\000\000\303\000\000\304\000\000\305\000"
+        "\002\306\000\003\307\000\000\315\000\000\316\000\000\317\000\002\320\000\003\321\000\003\322\000"
+        "\003\323\000\003\324\000\003\325\000\003\326\000\000\327\000\000\330\000\000\331\000\002\332\000"
+        "\003\333\000\000\334\000\000\335\000\000\336\000\002\337\000\003\340\000\000\346\000\000\347\000"
+        "\000\350\000\002\351\000\003\352\000\003\353\000\003\354\000\003\355\000\003\356\000\003\357\000"
+        "\000\360\000\000\361\000\000\362\000\002\363\000\003\364\000\000\365\000\000\366\000\000\367\000"
+        "\002\370\000\003\371\000\000\372\000\000\373\000\000\374\000\002\375\000\003\376\000\000\377\000"
+        "\000\000\001\000\001\001\002\002\001\003\003\001\003\004\001\003\005\001\003\006\001\003\007\001"
+        "\003\010\001\000\011\001\000\012\001\000\013\001\002\014\001\003\015\001\000\016\001\000\017\001"
+        "\000\020\001\002\021\001\003\022\001\000\030\001\000\031\001\000\032\001\002\033\001\003\034\001"
+        "\003\035\001\003\036\001\003\037\001\003 \001\003!\001\000\"\001\000#\001\000$\001"
+        "\002%\001\003&\001\000'\001\000(\001\000)\001\002*\001\003+\001\0001\001"
+        "\0002\001\0003\001\0024\001\0035\001\0036\001\0037\001\0038\001\0039\001"
+        "\003:\001\000;\001\000<\001\000=\001\002>\001\003\?\001\000@\001\000A\001"
+        "\000B\001\002C\001\003D\001\000J\001\000K\001\000L\001\002M\001\003N\001"
+        "\003O\001\003P\001\003Q\001\003R\001\003S\001\000T\001\000U\001\000V\001"
+        "\002W\001\003X\001\000Y\001\000Z\001\000[\001\002\\\001\003]\001\000c\001"
+        "\000d\001\000e\001\002f\001\003g\001\003h\001\003i\001\003j\001\003k\001"
+        "\003l\001\000m\001\000n\001\000o\001\002p\001\003q\001\000r\001\000s\001"
+        "\000t\001\002u\001\003v\001\001w\001\001x\001\001y\001\001z\001\001{\001"
+        "\001|\001\001}\001\001~\001\001\177\001\001\200\001\001\201\001\001\202\001\001\203\001"
+        "\001\204\001\001\205\001\001\206\001\001\207\001\001\210\001\001\211\001\001\212\001\004\213\001"
+        "\004\214\001\004\215\001\004\216\001\004\217\001\001\225\001\001\226\001\001\227\001\001\230\001"
+        "\001\231\001\001\232\001\001\233\001\001\234\001\001\235\001\001\236\001\001\237\001\001\240\001"
+        "\001\241\001\001\242\001\001\243\001\004\244\001\004\245\001\004\246\001\004\247\001\004\250\001"
+        "\001\256\001\001\257\001\001\260\001\001\261\001\001\262\001\001\263\001\001\264\001\001\265\001"
+        "\001\266\001\001\267\001\001\270\001\001\271\001\001\272\001\001\273\001\001\274\001\004\275\001"
+        "\004\276\001\004\277\001\004\300\001\004\301\001\001\307\001\001\310\001\001\311\001\001\312\001"
+        "\001\313\001\001\314\001\001\315\001\001\316\001\001\317\001\001\320\001\001\321\001\001\322\001"
+        "\001\323\001\001\324\001\001\325\001\004\326\001\004\327\001\004\330\001\004\331\001\004\332\001"
+        "\001\340\001\001\341\001\001\342\001\001\343\001\001\344\001\001\345\001\001\346\001\001\347\001"
+        "\001\350\001\001\351\001\001\352\001\001\353\001\001\354\001\001\355\001\001\356\001\004\357\001"
+        "\004\360\001\004\361\001\004\362\001\004\363\001";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
+        {0x1fffffc0ull, 900, 83},
         {0x1fffffffull, 750, 78},
         {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 84},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_atom_cas_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_atom_cas_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
         &ptxgen_unsupported_target_atom_cas_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
         &ptxgen_unsupported_target_atom_cas_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_atom_cas_is_only_on_sm_90_and_later_from_ptx_isa_8_4,
     };
 };
 // Their asm statements, by position in that table (atom_red.forms.hpp).
@@ -204,9 +349,9 @@ PTXGEN_PTX_DEVICE void atom_cas_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxg
 /**
  * `atom`: atomic read-modify-write of a memory location, returning the old value (spec: spec/instructions/atom_red.yaml).
  *
- * Fixed by this wrapper: op = cas, noftz = false, cache_hint = false.
+ * Fixed by this wrapper: op = cas, noftz = false, cache_hint = false, vec = none.
  * Template parameters:
- *   PtxgenType: type (b16, b32, b64, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2).
+ *   PtxgenType: type (b16, b32, b64, b128, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2).
  *   PtxgenSem: sem (none, relaxed, acquire, release, acq_rel).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster). generic addressing when left out
@@ -218,17 +363,17 @@ PTXGEN_PTX_DEVICE void atom_cas_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptxg
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem = atom_scalar_sem::none, atom_scalar_scope PtxgenScope = atom_scalar_scope::none, atom_scalar_space PtxgenSpace = atom_scalar_space::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, PtxgenType)> atom_cas(
-    detail::reg_t<detail::atom_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, PtxgenType)> a,
-    detail::reg_t<detail::atom_scalar_type_b(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, PtxgenType)> b,
-    detail::reg_t<detail::atom_scalar_type_c(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, PtxgenType)> c
+PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, atom_scalar_vec::none, PtxgenType)> atom_cas(
+    detail::reg_t<detail::atom_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, atom_scalar_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::atom_scalar_type_b(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, atom_scalar_vec::none, PtxgenType)> b,
+    detail::reg_t<detail::atom_scalar_type_c(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, atom_scalar_vec::none, PtxgenType)> c
 ) {
-    detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, PtxgenType)> d{};
+    detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, atom_scalar_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::atom_cas_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 13, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenSem)), 5, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSpace))>;
+    using ptxgen_f = detail::form_of<detail::atom_cas_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenSem)), 5, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert((((PtxgenType == atom_scalar_type::b16 || PtxgenType == atom_scalar_type::b32 || PtxgenType == atom_scalar_type::b64))),
-                  "ptxgen: atom: .cas takes .b16, .b32 or .b64");
+    static_assert((((PtxgenType == atom_scalar_type::b16 || PtxgenType == atom_scalar_type::b32 || PtxgenType == atom_scalar_type::b64 || PtxgenType == atom_scalar_type::b128))),
+                  "ptxgen: atom: .cas takes .b16, .b32, .b64 or .b128");
     static_assert((!((PtxgenType == atom_scalar_type::f16 || PtxgenType == atom_scalar_type::f16x2 || PtxgenType == atom_scalar_type::bf16 || PtxgenType == atom_scalar_type::bf16x2))),
                   "ptxgen: atom: the 16-bit floating-point additions need .noftz");
     static_assert((!((PtxgenSem != atom_scalar_sem::none))) || (((PtxgenScope != atom_scalar_scope::none))),
@@ -248,48 +393,65 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScop
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 210 forms of atom_exch: form number * 256 + support class, by
+// The 315 forms of atom_exch: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct atom_exch_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\372\000\000\374\000\000\376\000\001\000\001\002\002\001\000\004\001\000\006\001\000\010\001"
-        "\001\012\001\002\014\001\002\016\001\002\020\001\002\022\001\002\024\001\002\026\001\000\030\001"
-        "\000\032\001\000\034\001\001\036\001\002 \001\000\"\001\000$\001\000&\001\001(\001"
-        "\002*\001\0006\001\0008\001\000:\001\001<\001\002>\001\002@\001\002B\001"
-        "\002D\001\002F\001\002H\001\000J\001\000L\001\000N\001\001P\001\002R\001"
-        "\000T\001\000V\001\000X\001\001Z\001\002\\\001\000h\001\000j\001\000l\001"
-        "\001n\001\002p\001\002r\001\002t\001\002v\001\002x\001\002z\001\000|\001"
-        "\000~\001\000\200\001\001\202\001\002\204\001\000\206\001\000\210\001\000\212\001\001\214\001"
-        "\002\216\001\000\232\001\000\234\001\000\236\001\001\240\001\002\242\001\002\244\001\002\246\001"
-        "\002\250\001\002\252\001\002\254\001\000\256\001\000\260\001\000\262\001\001\264\001\002\266\001"
-        "\000\270\001\000\272\001\000\274\001\001\276\001\002\300\001\000\314\001\000\316\001\000\320\001"
-        "\001\322\001\002\324\001\002\326\001\002\330\001\002\332\001\002\334\001\002\336\001\000\340\001"
-        "\000\342\001\000\344\001\001\346\001\002\350\001\000\352\001\000\354\001\000\356\001\001\360\001"
-        "\002\362\001\000\364\001\000\366\001\000\370\001\001\372\001\002\374\001\000\376\001\000\000\002"
-        "\000\002\002\001\004\002\002\006\002\002\010\002\002\012\002\002\014\002\002\016\002\002\020\002"
-        "\000\022\002\000\024\002\000\026\002\001\030\002\002\032\002\000\034\002\000\036\002\000 \002"
-        "\001\"\002\002$\002\0000\002\0002\002\0004\002\0016\002\0028\002\002:\002"
-        "\002<\002\002>\002\002@\002\002B\002\000D\002\000F\002\000H\002\001J\002"
-        "\002L\002\000N\002\000P\002\000R\002\001T\002\002V\002\000b\002\000d\002"
-        "\000f\002\001h\002\002j\002\002l\002\002n\002\002p\002\002r\002\002t\002"
-        "\000v\002\000x\002\000z\002\001|\002\002~\002\000\200\002\000\202\002\000\204\002"
-        "\001\206\002\002\210\002\000\224\002\000\226\002\000\230\002\001\232\002\002\234\002\002\236\002"
-        "\002\240\002\002\242\002\002\244\002\002\246\002\000\250\002\000\252\002\000\254\002\001\256\002"
-        "\002\260\002\000\262\002\000\264\002\000\266\002\001\270\002\002\272\002\000\306\002\000\310\002"
-        "\000\312\002\001\314\002\002\316\002\002\320\002\002\322\002\002\324\002\002\326\002\002\330\002"
-        "\000\332\002\000\334\002\000\336\002\001\340\002\002\342\002\000\344\002\000\346\002\000\350\002"
-        "\001\352\002\002\354\002";
+        "\000\372\000\000\374\000\000\376\000\002\000\001\003\002\001\000\004\001\000\006\001\000\010\001"
+        "\002\012\001\003\014\001\003\016\001\003\020\001\003\022\001\003\024\001\003\026\001\000\030\001"
+        "\000\032\001\000\034\001\002\036\001\003 \001\000\"\001\000$\001\000&\001\002(\001"
+        "\003*\001\0006\001\0008\001\000:\001\002<\001\003>\001\003@\001\003B\001"
+        "\003D\001\003F\001\003H\001\000J\001\000L\001\000N\001\002P\001\003R\001"
+        "\000T\001\000V\001\000X\001\002Z\001\003\\\001\000h\001\000j\001\000l\001"
+        "\002n\001\003p\001\003r\001\003t\001\003v\001\003x\001\003z\001\000|\001"
+        "\000~\001\000\200\001\002\202\001\003\204\001\000\206\001\000\210\001\000\212\001\002\214\001"
+        "\003\216\001\000\232\001\000\234\001\000\236\001\002\240\001\003\242\001\003\244\001\003\246\001"
+        "\003\250\001\003\252\001\003\254\001\000\256\001\000\260\001\000\262\001\002\264\001\003\266\001"
+        "\000\270\001\000\272\001\000\274\001\002\276\001\003\300\001\000\314\001\000\316\001\000\320\001"
+        "\002\322\001\003\324\001\003\326\001\003\330\001\003\332\001\003\334\001\003\336\001\000\340\001"
+        "\000\342\001\000\344\001\002\346\001\003\350\001\000\352\001\000\354\001\000\356\001\002\360\001"
+        "\003\362\001\000\364\001\000\366\001\000\370\001\002\372\001\003\374\001\000\376\001\000\000\002"
+        "\000\002\002\002\004\002\003\006\002\003\010\002\003\012\002\003\014\002\003\016\002\003\020\002"
+        "\000\022\002\000\024\002\000\026\002\002\030\002\003\032\002\000\034\002\000\036\002\000 \002"
+        "\002\"\002\003$\002\0000\002\0002\002\0004\002\0026\002\0038\002\003:\002"
+        "\003<\002\003>\002\003@\002\003B\002\000D\002\000F\002\000H\002\002J\002"
+        "\003L\002\000N\002\000P\002\000R\002\002T\002\003V\002\000b\002\000d\002"
+        "\000f\002\002h\002\003j\002\003l\002\003n\002\003p\002\003r\002\003t\002"
+        "\000v\002\000x\002\000z\002\002|\002\003~\002\000\200\002\000\202\002\000\204\002"
+        "\002\206\002\003\210\002\000\224\002\000\226\002\000\230\002\002\232\002\003\234\002\003\236\002"
+        "\003\240\002\003\242\002\003\244\002\003\246\002\000\250\002\000\252\002\000\254\002\002\256\002"
+        "\003\260\002\000\262\002\000\264\002\000\266\002\002\270\002\003\272\002\000\306\002\000\310\002"
+        "\000\312\002\002\314\002\003\316\002\003\320\002\003\322\002\003\324\002\003\326\002\003\330\002"
+        "\000\332\002\000\334\002\000\336\002\002\340\002\003\342\002\000\344\002\000\346\002\000\350\002"
+        "\002\352\002\003\354\002\001\356\002\001\360\002\001\362\002\001\364\002\001\366\002\001\370\002"
+        "\001\372\002\001\374\002\001\376\002\001\000\003\001\002\003\001\004\003\001\006\003\001\010\003"
+        "\001\012\003\001\014\003\001\016\003\001\020\003\001\022\003\001\024\003\004\026\003\004\030\003"
+        "\004\032\003\004\034\003\004\036\003\001*\003\001,\003\001.\003\0010\003\0012\003"
+        "\0014\003\0016\003\0018\003\001:\003\001<\003\001>\003\001@\003\001B\003"
+        "\001D\003\001F\003\004H\003\004J\003\004L\003\004N\003\004P\003\001\\\003"
+        "\001^\003\001`\003\001b\003\001d\003\001f\003\001h\003\001j\003\001l\003"
+        "\001n\003\001p\003\001r\003\001t\003\001v\003\001x\003\004z\003\004|\003"
+        "\004~\003\004\200\003\004\202\003\001\216\003\001\220\003\001\222\003\001\224\003\001\226\003"
+        "\001\230\003\001\232\003\001\234\003\001\236\003\001\240\003\001\242\003\001\244\003\001\246\003"
+        "\001\250\003\001\252\003\004\254\003\004\256\003\004\260\003\004\262\003\004\264\003\001\300\003"
+        "\001\302\003\001\304\003\001\306\003\001\310\003\001\312\003\001\314\003\001\316\003\001\320\003"
+        "\001\322\003\001\324\003\001\326\003\001\330\003\001\332\003\001\334\003\004\336\003\004\340\003"
+        "\004\342\003\004\344\003\004\346\003";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
+        {0x1fffffc0ull, 900, 83},
         {0x1fffffffull, 750, 78},
         {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 84},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_atom_exch_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_atom_exch_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
         &ptxgen_unsupported_target_atom_exch_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
         &ptxgen_unsupported_target_atom_exch_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_atom_exch_is_only_on_sm_90_and_later_from_ptx_isa_8_4,
     };
 };
 // Their asm statements, by position in that table (atom_red.forms.hpp).
@@ -302,9 +464,9 @@ PTXGEN_PTX_DEVICE void atom_exch_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 /**
  * `atom`: atomic read-modify-write of a memory location, returning the old value (spec: spec/instructions/atom_red.yaml).
  *
- * Fixed by this wrapper: op = exch, noftz = false.
+ * Fixed by this wrapper: op = exch, noftz = false, vec = none.
  * Template parameters:
- *   PtxgenType: type (b16, b32, b64, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2).
+ *   PtxgenType: type (b16, b32, b64, b128, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2).
  *   PtxgenSem: sem (none, relaxed, acquire, release, acq_rel).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster). generic addressing when left out
@@ -316,13 +478,13 @@ PTXGEN_PTX_DEVICE void atom_exch_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem = atom_scalar_sem::none, atom_scalar_scope PtxgenScope = atom_scalar_scope::none, atom_scalar_space PtxgenSpace = atom_scalar_space::none, bool PtxgenCacheHint = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, PtxgenType)> atom_exch(
-    detail::reg_t<detail::atom_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, PtxgenType)> a,
-    detail::reg_t<detail::atom_scalar_type_b(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, PtxgenType)> b
+PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> atom_exch(
+    detail::reg_t<detail::atom_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::atom_scalar_type_b(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> b
 ) {
-    detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, PtxgenType)> d{};
+    detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::atom_exch_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 13, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenSem)), 5, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::atom_exch_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenSem)), 5, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::atom_exch_checks<PtxgenType, PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenCacheHint>::ok);
     static_assert(!(PtxgenCacheHint),
@@ -342,22 +504,27 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScop
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of atom_exch: form number * 256 + support class, by
+// The 30 forms of atom_exch: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct atom_exch_forms1_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\373\000\000\375\000\000\005\001\000\007\001\001\017\001\001\021\001\000\031\001\000\033\001"
-        "\000#\001\000%\001\000\365\001\000\367\001\000\377\001\000\001\002\001\011\002\001\013\002"
-        "\000\023\002\000\025\002\000\035\002\000\037\002";
+        "\000\373\000\000\375\000\000\005\001\000\007\001\002\017\001\002\021\001\000\031\001\000\033\001"
+        "\000#\001\000%\001\000\365\001\000\367\001\000\377\001\000\001\002\002\011\002\002\013\002"
+        "\000\023\002\000\025\002\000\035\002\000\037\002\001\357\002\001\361\002\001\371\002\001\373\002"
+        "\001\003\003\001\005\003\001\015\003\001\017\003\003\027\003\003\031\003";
     static constexpr gate gates[] = {
         {0x1ffffffeull, 800, 74},
+        {0x1fffffc0ull, 900, 83},
         {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 84},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_atom_exch_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        &ptxgen_unsupported_target_atom_exch_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
         &ptxgen_unsupported_target_atom_exch_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_atom_exch_is_only_on_sm_90_and_later_from_ptx_isa_8_4,
     };
 };
 // Their asm statements, by position in that table (atom_red.forms.hpp).
@@ -370,9 +537,9 @@ PTXGEN_PTX_DEVICE void atom_exch_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptx
 /**
  * `atom`: atomic read-modify-write of a memory location, returning the old value (spec: spec/instructions/atom_red.yaml).
  *
- * Fixed by this wrapper: op = exch, noftz = false.
+ * Fixed by this wrapper: op = exch, noftz = false, vec = none.
  * Template parameters:
- *   PtxgenType: type (b16, b32, b64, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2).
+ *   PtxgenType: type (b16, b32, b64, b128, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2).
  *   PtxgenSem: sem (none, relaxed, acquire, release, acq_rel).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster). generic addressing when left out
@@ -385,14 +552,14 @@ PTXGEN_PTX_DEVICE void atom_exch_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, Ptx
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem = atom_scalar_sem::none, atom_scalar_scope PtxgenScope = atom_scalar_scope::none, atom_scalar_space PtxgenSpace = atom_scalar_space::none, bool PtxgenCacheHint = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, PtxgenType)> atom_exch(
-    detail::reg_t<detail::atom_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, PtxgenType)> a,
-    detail::reg_t<detail::atom_scalar_type_b(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, PtxgenType)> b,
+PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> atom_exch(
+    detail::reg_t<detail::atom_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::atom_scalar_type_b(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> b,
     std::uint64_t cache_policy
 ) {
-    detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, PtxgenType)> d{};
+    detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::atom_exch_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 13, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenSem)), 5, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::atom_exch_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenSem)), 5, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSpace)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::atom_exch_checks<PtxgenType, PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenCacheHint>::ok);
     static_assert(PtxgenCacheHint,
@@ -413,353 +580,466 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScop
 namespace detail {
 
 // The 2730 forms of atom: form number * 256 + support class, by
-// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// number (4 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct atom_forms0_table {
-    static constexpr int width = 3;
+    static constexpr int width = 4;
     static constexpr char table[] =
-        "\000\364\001\000\370\001\000\374\001\003\000\002\002\004\002\000\010\002\000\014\002\000\020\002"
-        "\003\024\002\002\030\002\002\034\002\002 \002\002$\002\002(\002\002,\002\0000\002"
-        "\0004\002\0008\002\003<\002\002@\002\000D\002\000H\002\000L\002\003P\002"
-        "\002T\002\000l\002\000p\002\000t\002\003x\002\002|\002\002\200\002\002\204\002"
-        "\002\210\002\002\214\002\002\220\002\000\224\002\000\230\002\000\234\002\003\240\002\002\244\002"
-        "\000\250\002\000\254\002\000\260\002\003\264\002\002\270\002\000\320\002\000\324\002\000\330\002"
-        "\003\334\002\002\340\002\002\344\002\002\350\002\002\354\002\002\360\002\002\364\002\000\370\002"
-        "\000\374\002\000\000\003\003\004\003\002\010\003\000\014\003\000\020\003\000\024\003\003\030\003"
-        "\002\034\003\0004\003\0008\003\000<\003\003@\003\002D\003\002H\003\002L\003"
-        "\002P\003\002T\003\002X\003\000\\\003\000`\003\000d\003\003h\003\002l\003"
-        "\000p\003\000t\003\000x\003\003|\003\002\200\003\000\230\003\000\234\003\000\240\003"
-        "\003\244\003\002\250\003\002\254\003\002\260\003\002\264\003\002\270\003\002\274\003\000\300\003"
-        "\000\304\003\000\310\003\003\314\003\002\320\003\000\324\003\000\330\003\000\334\003\003\340\003"
-        "\002\344\003\000\350\003\000\354\003\000\360\003\003\364\003\002\370\003\000\374\003\000\000\004"
-        "\000\004\004\003\010\004\002\014\004\002\020\004\002\024\004\002\030\004\002\034\004\002 \004"
-        "\000$\004\000(\004\000,\004\0030\004\0024\004\0008\004\000<\004\000@\004"
-        "\003D\004\002H\004\000`\004\000d\004\000h\004\003l\004\002p\004\002t\004"
-        "\002x\004\002|\004\002\200\004\002\204\004\000\210\004\000\214\004\000\220\004\003\224\004"
-        "\002\230\004\000\234\004\000\240\004\000\244\004\003\250\004\002\254\004\000\304\004\000\310\004"
-        "\000\314\004\003\320\004\002\324\004\002\330\004\002\334\004\002\340\004\002\344\004\002\350\004"
-        "\000\354\004\000\360\004\000\364\004\003\370\004\002\374\004\000\000\005\000\004\005\000\010\005"
-        "\003\014\005\002\020\005\000(\005\000,\005\0000\005\0034\005\0028\005\002<\005"
-        "\002@\005\002D\005\002H\005\002L\005\000P\005\000T\005\000X\005\003\\\005"
-        "\002`\005\000d\005\000h\005\000l\005\003p\005\002t\005\000\214\005\000\220\005"
-        "\000\224\005\003\230\005\002\234\005\002\240\005\002\244\005\002\250\005\002\254\005\002\260\005"
-        "\000\264\005\000\270\005\000\274\005\003\300\005\002\304\005\000\310\005\000\314\005\000\320\005"
-        "\003\324\005\002\330\005\000X\033\000\\\033\000`\033\003d\033\002h\033\000l\033"
-        "\000p\033\000t\033\003x\033\002|\033\002\200\033\002\204\033\002\210\033\002\214\033"
-        "\002\220\033\000\224\033\000\230\033\000\234\033\003\240\033\002\244\033\000\250\033\000\254\033"
-        "\000\260\033\003\264\033\002\270\033\000\320\033\000\324\033\000\330\033\003\334\033\002\340\033"
-        "\002\344\033\002\350\033\002\354\033\002\360\033\002\364\033\000\370\033\000\374\033\000\000\034"
-        "\003\004\034\002\010\034\000\014\034\000\020\034\000\024\034\003\030\034\002\034\034\0004\034"
-        "\0008\034\000<\034\003@\034\002D\034\002H\034\002L\034\002P\034\002T\034"
-        "\002X\034\000\\\034\000`\034\000d\034\003h\034\002l\034\000p\034\000t\034"
-        "\000x\034\003|\034\002\200\034\000\230\034\000\234\034\000\240\034\003\244\034\002\250\034"
-        "\002\254\034\002\260\034\002\264\034\002\270\034\002\274\034\000\300\034\000\304\034\000\310\034"
-        "\003\314\034\002\320\034\000\324\034\000\330\034\000\334\034\003\340\034\002\344\034\000\374\034"
-        "\000\000\035\000\004\035\003\010\035\002\014\035\002\020\035\002\024\035\002\030\035\002\034\035"
-        "\002 \035\000$\035\000(\035\000,\035\0030\035\0024\035\0008\035\000<\035"
-        "\000@\035\003D\035\002H\035\000L\035\000P\035\000T\035\003X\035\002\\\035"
-        "\000`\035\000d\035\000h\035\003l\035\002p\035\002t\035\002x\035\002|\035"
-        "\002\200\035\002\204\035\000\210\035\000\214\035\000\220\035\003\224\035\002\230\035\000\234\035"
-        "\000\240\035\000\244\035\003\250\035\002\254\035\000\304\035\000\310\035\000\314\035\003\320\035"
-        "\002\324\035\002\330\035\002\334\035\002\340\035\002\344\035\002\350\035\000\354\035\000\360\035"
-        "\000\364\035\003\370\035\002\374\035\000\000\036\000\004\036\000\010\036\003\014\036\002\020\036"
-        "\000(\036\000,\036\0000\036\0034\036\0028\036\002<\036\002@\036\002D\036"
-        "\002H\036\002L\036\000P\036\000T\036\000X\036\003\\\036\002`\036\000d\036"
-        "\000h\036\000l\036\003p\036\002t\036\000\214\036\000\220\036\000\224\036\003\230\036"
-        "\002\234\036\002\240\036\002\244\036\002\250\036\002\254\036\002\260\036\000\264\036\000\270\036"
-        "\000\274\036\003\300\036\002\304\036\000\310\036\000\314\036\000\320\036\003\324\036\002\330\036"
-        "\000\360\036\000\364\036\000\370\036\003\374\036\002\000\037\002\004\037\002\010\037\002\014\037"
-        "\002\020\037\002\024\037\000\030\037\000\034\037\000 \037\003$\037\002(\037\000,\037"
-        "\0000\037\0004\037\0038\037\002<\037\000\2744\000\3004\000\3044\003\3104"
-        "\002\3144\000\3204\000\3244\000\3304\003\3344\002\3404\002\3444\002\3504"
-        "\002\3544\002\3604\002\3644\000\3704\000\3744\000\0005\003\0045\002\0105"
-        "\000\0145\000\0205\000\0245\003\0305\002\0345\00045\00085\000<5"
-        "\003@5\002D5\002H5\002L5\002P5\002T5\002X5\000\\5"
-        "\000`5\000d5\003h5\002l5\000p5\000t5\000x5\003|5"
-        "\002\2005\000\2305\000\2345\000\2405\003\2445\002\2505\002\2545\002\2605"
-        "\002\2645\002\2705\002\2745\000\3005\000\3045\000\3105\003\3145\002\3205"
-        "\000\3245\000\3305\000\3345\003\3405\002\3445\000\3745\000\0006\000\0046"
-        "\003\0106\002\0146\002\0206\002\0246\002\0306\002\0346\002 6\000$6"
-        "\000(6\000,6\00306\00246\00086\000<6\000@6\003D6"
-        "\002H6\000`6\000d6\000h6\003l6\002p6\002t6\002x6"
-        "\002|6\002\2006\002\2046\000\2106\000\2146\000\2206\003\2246\002\2306"
-        "\000\2346\000\2406\000\2446\003\2506\002\2546\000\2606\000\2646\000\2706"
-        "\003\2746\002\3006\000\3046\000\3106\000\3146\003\3206\002\3246\002\3306"
-        "\002\3346\002\3406\002\3446\002\3506\000\3546\000\3606\000\3646\003\3706"
-        "\002\3746\000\0007\000\0047\000\0107\003\0147\002\0207\000(7\000,7"
-        "\00007\00347\00287\002<7\002@7\002D7\002H7\002L7"
-        "\000P7\000T7\000X7\003\\7\002`7\000d7\000h7\000l7"
-        "\003p7\002t7\000\2147\000\2207\000\2247\003\2307\002\2347\002\2407"
-        "\002\2447\002\2507\002\2547\002\2607\000\2647\000\2707\000\2747\003\3007"
-        "\002\3047\000\3107\000\3147\000\3207\003\3247\002\3307\000\3607\000\3647"
-        "\000\3707\003\3747\002\0008\002\0048\002\0108\002\0148\002\0208\002\0248"
-        "\000\0308\000\0348\000 8\003$8\002(8\000,8\00008\00048"
-        "\00388\002<8\000T8\000X8\000\\8\003`8\002d8\002h8"
-        "\002l8\002p8\002t8\002x8\000|8\000\2008\000\2048\003\2108"
-        "\002\2148\000\2208\000\2248\000\2308\003\2348\002\2408\000\320\204\000\324\204"
-        "\000\330\204\003\334\204\002\340\204\000\344\204\000\350\204\000\354\204\003\360\204\002\364\204"
-        "\002\370\204\002\374\204\002\000\205\002\004\205\002\010\205\000\014\205\000\020\205\000\024\205"
-        "\003\030\205\002\034\205\000 \205\000$\205\000(\205\003,\205\0020\205\000H\205"
-        "\000L\205\000P\205\003T\205\002X\205\002\\\205\002`\205\002d\205\002h\205"
-        "\002l\205\000p\205\000t\205\000x\205\003|\205\002\200\205\000\204\205\000\210\205"
-        "\000\214\205\003\220\205\002\224\205\000\254\205\000\260\205\000\264\205\003\270\205\002\274\205"
-        "\002\300\205\002\304\205\002\310\205\002\314\205\002\320\205\000\324\205\000\330\205\000\334\205"
-        "\003\340\205\002\344\205\000\350\205\000\354\205\000\360\205\003\364\205\002\370\205\000\020\206"
-        "\000\024\206\000\030\206\003\034\206\002 \206\002$\206\002(\206\002,\206\0020\206"
-        "\0024\206\0008\206\000<\206\000@\206\003D\206\002H\206\000L\206\000P\206"
-        "\000T\206\003X\206\002\\\206\000t\206\000x\206\000|\206\003\200\206\002\204\206"
-        "\002\210\206\002\214\206\002\220\206\002\224\206\002\230\206\000\234\206\000\240\206\000\244\206"
-        "\003\250\206\002\254\206\000\260\206\000\264\206\000\270\206\003\274\206\002\300\206\000\304\206"
-        "\000\310\206\000\314\206\003\320\206\002\324\206\000\330\206\000\334\206\000\340\206\003\344\206"
-        "\002\350\206\002\354\206\002\360\206\002\364\206\002\370\206\002\374\206\000\000\207\000\004\207"
-        "\000\010\207\003\014\207\002\020\207\000\024\207\000\030\207\000\034\207\003 \207\002$\207"
-        "\000<\207\000@\207\000D\207\003H\207\002L\207\002P\207\002T\207\002X\207"
-        "\002\\\207\002`\207\000d\207\000h\207\000l\207\003p\207\002t\207\000x\207"
-        "\000|\207\000\200\207\003\204\207\002\210\207\000\240\207\000\244\207\000\250\207\003\254\207"
-        "\002\260\207\002\264\207\002\270\207\002\274\207\002\300\207\002\304\207\000\310\207\000\314\207"
-        "\000\320\207\003\324\207\002\330\207\000\334\207\000\340\207\000\344\207\003\350\207\002\354\207"
-        "\000\004\210\000\010\210\000\014\210\003\020\210\002\024\210\002\030\210\002\034\210\002 \210"
-        "\002$\210\002(\210\000,\210\0000\210\0004\210\0038\210\002<\210\000@\210"
-        "\000D\210\000H\210\003L\210\002P\210\000h\210\000l\210\000p\210\003t\210"
-        "\002x\210\002|\210\002\200\210\002\204\210\002\210\210\002\214\210\000\220\210\000\224\210"
-        "\000\230\210\003\234\210\002\240\210\000\244\210\000\250\210\000\254\210\003\260\210\002\264\210"
-        "\000\270\210\000\274\210\000\300\210\003\304\210\002\310\210\000\314\210\000\320\210\000\324\210"
-        "\003\330\210\002\334\210\002\340\210\002\344\210\002\350\210\002\354\210\002\360\210\000\364\210"
-        "\000\370\210\000\374\210\003\000\211\002\004\211\000\010\211\000\014\211\000\020\211\003\024\211"
-        "\002\030\211\0000\211\0004\211\0008\211\003<\211\002@\211\002D\211\002H\211"
-        "\002L\211\002P\211\002T\211\000X\211\000\\\211\000`\211\003d\211\002h\211"
-        "\000l\211\000p\211\000t\211\003x\211\002|\211\000\224\211\000\230\211\000\234\211"
-        "\003\240\211\002\244\211\002\250\211\002\254\211\002\260\211\002\264\211\002\270\211\000\274\211"
-        "\000\300\211\000\304\211\003\310\211\002\314\211\000\320\211\000\324\211\000\330\211\003\334\211"
-        "\002\340\211\000\370\211\000\374\211\000\000\212\003\004\212\002\010\212\002\014\212\002\020\212"
-        "\002\024\212\002\030\212\002\034\212\000 \212\000$\212\000(\212\003,\212\0020\212"
-        "\0004\212\0008\212\000<\212\003@\212\002D\212\000\\\212\000`\212\000d\212"
-        "\003h\212\002l\212\002p\212\002t\212\002x\212\002|\212\002\200\212\000\204\212"
-        "\000\210\212\000\214\212\003\220\212\002\224\212\000\230\212\000\234\212\000\240\212\003\244\212"
-        "\002\250\212\000\240\214\001\242\214\000\244\214\001\246\214\000\250\214\001\252\214\003\254\214"
-        "\001\256\214\002\260\214\001\262\214\000\264\214\001\266\214\000\270\214\001\272\214\000\274\214"
-        "\001\276\214\003\300\214\001\302\214\002\304\214\001\306\214\002\310\214\001\312\214\002\314\214"
-        "\001\316\214\002\320\214\001\322\214\002\324\214\001\326\214\002\330\214\001\332\214\000\334\214"
-        "\001\336\214\000\340\214\001\342\214\000\344\214\001\346\214\003\350\214\001\352\214\002\354\214"
-        "\001\356\214\000\360\214\001\362\214\000\364\214\001\366\214\000\370\214\001\372\214\003\374\214"
-        "\001\376\214\002\000\215\001\002\215\000\030\215\001\032\215\000\034\215\001\036\215\000 \215"
-        "\001\"\215\003$\215\001&\215\002(\215\001*\215\002,\215\001.\215\0020\215"
-        "\0012\215\0024\215\0016\215\0028\215\001:\215\002<\215\001>\215\000@\215"
-        "\001B\215\000D\215\001F\215\000H\215\001J\215\003L\215\001N\215\002P\215"
-        "\001R\215\000T\215\001V\215\000X\215\001Z\215\000\\\215\001^\215\003`\215"
-        "\001b\215\002d\215\001f\215\000|\215\001~\215\000\200\215\001\202\215\000\204\215"
-        "\001\206\215\003\210\215\001\212\215\002\214\215\001\216\215\002\220\215\001\222\215\002\224\215"
-        "\001\226\215\002\230\215\001\232\215\002\234\215\001\236\215\002\240\215\001\242\215\000\244\215"
-        "\001\246\215\000\250\215\001\252\215\000\254\215\001\256\215\003\260\215\001\262\215\002\264\215"
-        "\001\266\215\000\270\215\001\272\215\000\274\215\001\276\215\000\300\215\001\302\215\003\304\215"
-        "\001\306\215\002\310\215\001\312\215\000\340\215\001\342\215\000\344\215\001\346\215\000\350\215"
-        "\001\352\215\003\354\215\001\356\215\002\360\215\001\362\215\002\364\215\001\366\215\002\370\215"
-        "\001\372\215\002\374\215\001\376\215\002\000\216\001\002\216\002\004\216\001\006\216\000\010\216"
-        "\001\012\216\000\014\216\001\016\216\000\020\216\001\022\216\003\024\216\001\026\216\002\030\216"
-        "\001\032\216\000\034\216\001\036\216\000 \216\001\"\216\000$\216\001&\216\003(\216"
-        "\001*\216\002,\216\001.\216\000D\216\001F\216\000H\216\001J\216\000L\216"
-        "\001N\216\003P\216\001R\216\002T\216\001V\216\002X\216\001Z\216\002\\\216"
-        "\001^\216\002`\216\001b\216\002d\216\001f\216\002h\216\001j\216\000l\216"
-        "\001n\216\000p\216\001r\216\000t\216\001v\216\003x\216\001z\216\002|\216"
-        "\001~\216\000\200\216\001\202\216\000\204\216\001\206\216\000\210\216\001\212\216\003\214\216"
-        "\001\216\216\002\220\216\001\222\216\000\224\216\000\230\216\000\234\216\003\240\216\002\244\216"
-        "\000\250\216\000\254\216\000\260\216\003\264\216\002\270\216\002\274\216\002\300\216\002\304\216"
-        "\002\310\216\002\314\216\000\320\216\000\324\216\000\330\216\003\334\216\002\340\216\000\344\216"
-        "\000\350\216\000\354\216\003\360\216\002\364\216\000\014\217\000\020\217\000\024\217\003\030\217"
-        "\002\034\217\002 \217\002$\217\002(\217\002,\217\0020\217\0004\217\0008\217"
-        "\000<\217\003@\217\002D\217\000H\217\000L\217\000P\217\003T\217\002X\217"
-        "\000p\217\000t\217\000x\217\003|\217\002\200\217\002\204\217\002\210\217\002\214\217"
-        "\002\220\217\002\224\217\000\230\217\000\234\217\000\240\217\003\244\217\002\250\217\000\254\217"
-        "\000\260\217\000\264\217\003\270\217\002\274\217\000\324\217\000\330\217\000\334\217\003\340\217"
-        "\002\344\217\002\350\217\002\354\217\002\360\217\002\364\217\002\370\217\000\374\217\000\000\220"
-        "\000\004\220\003\010\220\002\014\220\000\020\220\000\024\220\000\030\220\003\034\220\002 \220"
-        "\0008\220\000<\220\000@\220\003D\220\002H\220\002L\220\002P\220\002T\220"
-        "\002X\220\002\\\220\000`\220\000d\220\000h\220\003l\220\002p\220\000t\220"
-        "\000x\220\000|\220\003\200\220\002\204\220\000\212\220\000\216\220\000\222\220\003\226\220"
-        "\002\232\220\000\236\220\000\242\220\000\246\220\003\252\220\002\256\220\002\262\220\002\266\220"
-        "\002\272\220\002\276\220\002\302\220\000\306\220\000\312\220\000\316\220\003\322\220\002\326\220"
-        "\000\332\220\000\336\220\000\342\220\003\346\220\002\352\220\000\002\221\000\006\221\000\012\221"
-        "\003\016\221\002\022\221\002\026\221\002\032\221\002\036\221\002\"\221\002&\221\000*\221"
-        "\000.\221\0002\221\0036\221\002:\221\000>\221\000B\221\000F\221\003J\221"
-        "\002N\221\000f\221\000j\221\000n\221\003r\221\002v\221\002z\221\002~\221"
-        "\002\202\221\002\206\221\002\212\221\000\216\221\000\222\221\000\226\221\003\232\221\002\236\221"
-        "\000\242\221\000\246\221\000\252\221\003\256\221\002\262\221\000\312\221\000\316\221\000\322\221"
-        "\003\326\221\002\332\221\002\336\221\002\342\221\002\346\221\002\352\221\002\356\221\000\362\221"
-        "\000\366\221\000\372\221\003\376\221\002\002\222\000\006\222\000\012\222\000\016\222\003\022\222"
-        "\002\026\222\000.\222\0002\222\0006\222\003:\222\002>\222\002B\222\002F\222"
-        "\002J\222\002N\222\002R\222\000V\222\000Z\222\000^\222\003b\222\002f\222"
-        "\000j\222\000n\222\000r\222\003v\222\002z\222\000~\222\000\202\222\000\206\222"
-        "\003\212\222\002\216\222\000\222\222\000\226\222\000\232\222\003\236\222\002\242\222\002\246\222"
-        "\002\252\222\002\256\222\002\262\222\002\266\222\000\272\222\000\276\222\000\302\222\003\306\222"
-        "\002\312\222\000\316\222\000\322\222\000\326\222\003\332\222\002\336\222\000\366\222\000\372\222"
-        "\000\376\222\003\002\223\002\006\223\002\012\223\002\016\223\002\022\223\002\026\223\002\032\223"
-        "\000\036\223\000\"\223\000&\223\003*\223\002.\223\0002\223\0006\223\000:\223"
-        "\003>\223\002B\223\000Z\223\000^\223\000b\223\003f\223\002j\223\002n\223"
-        "\002r\223\002v\223\002z\223\002~\223\000\202\223\000\206\223\000\212\223\003\216\223"
-        "\002\222\223\000\226\223\000\232\223\000\236\223\003\242\223\002\246\223\000\276\223\000\302\223"
-        "\000\306\223\003\312\223\002\316\223\002\322\223\002\326\223\002\332\223\002\336\223\002\342\223"
-        "\000\346\223\000\352\223\000\356\223\003\362\223\002\366\223\000\372\223\000\376\223\000\002\224"
-        "\003\006\224\002\012\224\000\"\224\000&\224\000*\224\003.\224\0022\224\0026\224"
-        "\002:\224\002>\224\002B\224\002F\224\000J\224\000N\224\000R\224\003V\224"
-        "\002Z\224\000^\224\000b\224\000f\224\003j\224\002n\224\002r\224\002v\224"
-        "\002z\224\002~\224\002\202\224\002\206\224\002\212\224\002\216\224\002\222\224\002\226\224"
-        "\002\232\224\002\236\224\002\242\224\002\246\224\002\252\224\002\256\224\002\262\224\002\266\224"
-        "\002\272\224\002\276\224\002\302\224\002\306\224\002\312\224\002\316\224\002\322\224\002\352\224"
-        "\002\356\224\002\362\224\002\366\224\002\372\224\002\376\224\002\002\225\002\006\225\002\012\225"
-        "\002\016\225\002\022\225\002\026\225\002\032\225\002\036\225\002\"\225\002&\225\002*\225"
-        "\002.\225\0022\225\0026\225\002N\225\002R\225\002V\225\002Z\225\002^\225"
-        "\002b\225\002f\225\002j\225\002n\225\002r\225\002v\225\002z\225\002~\225"
-        "\002\202\225\002\206\225\002\212\225\002\216\225\002\222\225\002\226\225\002\232\225\002\262\225"
-        "\002\266\225\002\272\225\002\276\225\002\302\225\002\306\225\002\312\225\002\316\225\002\322\225"
-        "\002\326\225\002\332\225\002\336\225\002\342\225\002\346\225\002\352\225\002\356\225\002\362\225"
-        "\002\366\225\002\372\225\002\376\225\002\026\226\002\032\226\002\036\226\002\"\226\002&\226"
-        "\002*\226\002.\226\0022\226\0026\226\002:\226\002>\226\002B\226\002F\226"
-        "\002J\226\002N\226\002R\226\002V\226\002Z\226\002^\226\002b\226\002f\226"
-        "\002j\226\002n\226\002r\226\002v\226\002z\226\002~\226\002\202\226\002\206\226"
-        "\002\212\226\002\216\226\002\222\226\002\226\226\002\232\226\002\236\226\002\242\226\002\246\226"
-        "\002\252\226\002\256\226\002\262\226\002\266\226\002\272\226\002\276\226\002\302\226\002\306\226"
-        "\002\336\226\002\342\226\002\346\226\002\352\226\002\356\226\002\362\226\002\366\226\002\372\226"
-        "\002\376\226\002\002\227\002\006\227\002\012\227\002\016\227\002\022\227\002\026\227\002\032\227"
-        "\002\036\227\002\"\227\002&\227\002*\227\002B\227\002F\227\002J\227\002N\227"
-        "\002R\227\002V\227\002Z\227\002^\227\002b\227\002f\227\002j\227\002n\227"
-        "\002r\227\002v\227\002z\227\002~\227\002\202\227\002\206\227\002\212\227\002\216\227"
-        "\002\246\227\002\252\227\002\256\227\002\262\227\002\266\227\002\272\227\002\276\227\002\302\227"
-        "\002\306\227\002\312\227\002\316\227\002\322\227\002\326\227\002\332\227\002\336\227\002\342\227"
-        "\002\346\227\002\352\227\002\356\227\002\362\227\002\012\230\002\016\230\002\022\230\002\026\230"
-        "\002\032\230\002\036\230\002\"\230\002&\230\002*\230\002.\230\0022\230\0026\230"
-        "\002:\230\002>\230\002B\230\002F\230\002J\230\002N\230\002R\230\002V\230"
-        "\0004\236\0008\236\000<\236\003@\236\002D\236\000H\236\000L\236\000P\236"
-        "\003T\236\002X\236\002\\\236\002`\236\002d\236\002h\236\002l\236\000p\236"
-        "\000t\236\000x\236\003|\236\002\200\236\000\204\236\000\210\236\000\214\236\003\220\236"
-        "\002\224\236\000\254\236\000\260\236\000\264\236\003\270\236\002\274\236\002\300\236\002\304\236"
-        "\002\310\236\002\314\236\002\320\236\000\324\236\000\330\236\000\334\236\003\340\236\002\344\236"
-        "\000\350\236\000\354\236\000\360\236\003\364\236\002\370\236\000\020\237\000\024\237\000\030\237"
-        "\003\034\237\002 \237\002$\237\002(\237\002,\237\0020\237\0024\237\0008\237"
-        "\000<\237\000@\237\003D\237\002H\237\000L\237\000P\237\000T\237\003X\237"
-        "\002\\\237\000t\237\000x\237\000|\237\003\200\237\002\204\237\002\210\237\002\214\237"
-        "\002\220\237\002\224\237\002\230\237\000\234\237\000\240\237\000\244\237\003\250\237\002\254\237"
-        "\000\260\237\000\264\237\000\270\237\003\274\237\002\300\237\000\330\237\000\334\237\000\340\237"
-        "\003\344\237\002\350\237\002\354\237\002\360\237\002\364\237\002\370\237\002\374\237\000\000\240"
-        "\000\004\240\000\010\240\003\014\240\002\020\240\000\024\240\000\030\240\000\034\240\003 \240"
-        "\002$\240\000\230\267\000\234\267\000\240\267\003\244\267\002\250\267\000\254\267\000\260\267"
-        "\000\264\267\003\270\267\002\274\267\002\300\267\002\304\267\002\310\267\002\314\267\002\320\267"
-        "\000\324\267\000\330\267\000\334\267\003\340\267\002\344\267\000\350\267\000\354\267\000\360\267"
-        "\003\364\267\002\370\267\000\020\270\000\024\270\000\030\270\003\034\270\002 \270\002$\270"
-        "\002(\270\002,\270\0020\270\0024\270\0008\270\000<\270\000@\270\003D\270"
-        "\002H\270\000L\270\000P\270\000T\270\003X\270\002\\\270\000t\270\000x\270"
-        "\000|\270\003\200\270\002\204\270\002\210\270\002\214\270\002\220\270\002\224\270\002\230\270"
-        "\000\234\270\000\240\270\000\244\270\003\250\270\002\254\270\000\260\270\000\264\270\000\270\270"
-        "\003\274\270\002\300\270\000\330\270\000\334\270\000\340\270\003\344\270\002\350\270\002\354\270"
-        "\002\360\270\002\364\270\002\370\270\002\374\270\000\000\271\000\004\271\000\010\271\003\014\271"
-        "\002\020\271\000\024\271\000\030\271\000\034\271\003 \271\002$\271\000<\271\000@\271"
-        "\000D\271\003H\271\002L\271\002P\271\002T\271\002X\271\002\\\271\002`\271"
-        "\000d\271\000h\271\000l\271\003p\271\002t\271\000x\271\000|\271\000\200\271"
-        "\003\204\271\002\210\271\000\374\320\000\000\321\000\004\321\003\010\321\002\014\321\000\020\321"
-        "\000\024\321\000\030\321\003\034\321\002 \321\002$\321\002(\321\002,\321\0020\321"
-        "\0024\321\0008\321\000<\321\000@\321\003D\321\002H\321\000L\321\000P\321"
-        "\000T\321\003X\321\002\\\321\000t\321\000x\321\000|\321\003\200\321\002\204\321"
-        "\002\210\321\002\214\321\002\220\321\002\224\321\002\230\321\000\234\321\000\240\321\000\244\321"
-        "\003\250\321\002\254\321\000\260\321\000\264\321\000\270\321\003\274\321\002\300\321\000\330\321"
-        "\000\334\321\000\340\321\003\344\321\002\350\321\002\354\321\002\360\321\002\364\321\002\370\321"
-        "\002\374\321\000\000\322\000\004\322\000\010\322\003\014\322\002\020\322\000\024\322\000\030\322"
-        "\000\034\322\003 \322\002$\322\000<\322\000@\322\000D\322\003H\322\002L\322"
-        "\002P\322\002T\322\002X\322\002\\\322\002`\322\000d\322\000h\322\000l\322"
-        "\003p\322\002t\322\000x\322\000|\322\000\200\322\003\204\322\002\210\322\000\240\322"
-        "\000\244\322\000\250\322\003\254\322\002\260\322\002\264\322\002\270\322\002\274\322\002\300\322"
-        "\002\304\322\000\310\322\000\314\322\000\320\322\003\324\322\002\330\322\000\334\322\000\340\322"
-        "\000\344\322\003\350\322\002\354\322\000\360\322\000\364\322\000\370\322\003\374\322\002\000\323"
-        "\000\004\323\000\010\323\000\014\323\003\020\323\002\024\323\002\030\323\002\034\323\002 \323"
-        "\002$\323\002(\323\000,\323\0000\323\0004\323\0038\323\002<\323\000@\323"
-        "\000D\323\000H\323\003L\323\002P\323\000h\323\000l\323\000p\323\003t\323"
-        "\002x\323\002|\323\002\200\323\002\204\323\002\210\323\002\214\323\000\220\323\000\224\323"
-        "\000\230\323\003\234\323\002\240\323\000\244\323\000\250\323\000\254\323\003\260\323\002\264\323"
-        "\000\314\323\000\320\323\000\324\323\003\330\323\002\334\323\002\340\323\002\344\323\002\350\323"
-        "\002\354\323\002\360\323\000\364\323\000\370\323\000\374\323\003\000\324\002\004\324\000\010\324"
-        "\000\014\324\000\020\324\003\024\324\002\030\324\0000\324\0004\324\0008\324\003<\324"
-        "\002@\324\002D\324\002H\324\002L\324\002P\324\002T\324\000X\324\000\\\324"
-        "\000`\324\003d\324\002h\324\000l\324\000p\324\000t\324\003x\324\002|\324"
-        "\000\224\324\000\230\324\000\234\324\003\240\324\002\244\324\002\250\324\002\254\324\002\260\324"
-        "\002\264\324\002\270\324\000\274\324\000\300\324\000\304\324\003\310\324\002\314\324\000\320\324"
-        "\000\324\324\000\330\324\003\334\324\002\340\324\000\344\324\000\350\324\000\354\324\003\360\324"
-        "\002\364\324\000\370\324\000\374\324\000\000\325\003\004\325\002\010\325\002\014\325\002\020\325"
-        "\002\024\325\002\030\325\002\034\325\000 \325\000$\325\000(\325\003,\325\0020\325"
-        "\0004\325\0008\325\000<\325\003@\325\002D\325\000\\\325\000`\325\000d\325"
-        "\003h\325\002l\325\002p\325\002t\325\002x\325\002|\325\002\200\325\000\204\325"
-        "\000\210\325\000\214\325\003\220\325\002\224\325\000\230\325\000\234\325\000\240\325\003\244\325"
-        "\002\250\325\000\300\325\000\304\325\000\310\325\003\314\325\002\320\325\002\324\325\002\330\325"
-        "\002\334\325\002\340\325\002\344\325\000\350\325\000\354\325\000\360\325\003\364\325\002\370\325"
-        "\000\374\325\000\000\326\000\004\326\003\010\326\002\014\326\000$\326\000(\326\000,\326"
-        "\0030\326\0024\326\0028\326\002<\326\002@\326\002D\326\002H\326\000L\326"
-        "\000P\326\000T\326\003X\326\002\\\326\000`\326\000d\326\000h\326\003l\326"
-        "\002p\326\000\210\326\000\214\326\000\220\326\003\224\326\002\230\326\002\234\326\002\240\326"
-        "\002\244\326\002\250\326\002\254\326\000\260\326\000\264\326\000\270\326\003\274\326\002\300\326"
-        "\000\304\326\000\310\326\000\314\326\003\320\326\002\324\326\000\330\326\000\334\326\000\340\326"
-        "\003\344\326\002\350\326\000\354\326\000\360\326\000\364\326\003\370\326\002\374\326\002\000\327"
-        "\002\004\327\002\010\327\002\014\327\002\020\327\000\024\327\000\030\327\000\034\327\003 \327"
-        "\002$\327\000(\327\000,\327\0000\327\0034\327\0028\327\000P\327\000T\327"
-        "\000X\327\003\\\327\002`\327\002d\327\002h\327\002l\327\002p\327\002t\327"
-        "\000x\327\000|\327\000\200\327\003\204\327\002\210\327\000\214\327\000\220\327\000\224\327"
-        "\003\230\327\002\234\327\000\264\327\000\270\327\000\274\327\003\300\327\002\304\327\002\310\327"
-        "\002\314\327\002\320\327\002\324\327\002\330\327\000\334\327\000\340\327\000\344\327\003\350\327"
-        "\002\354\327\000\360\327\000\364\327\000\370\327\003\374\327\002\000\330\000\030\330\000\034\330"
-        "\000 \330\003$\330\002(\330\002,\330\0020\330\0024\330\0028\330\002<\330"
-        "\000@\330\000D\330\000H\330\003L\330\002P\330\000T\330\000X\330\000\\\330"
-        "\003`\330\002d\330\000|\330\000\200\330\000\204\330\003\210\330\002\214\330\002\220\330"
-        "\002\224\330\002\230\330\002\234\330\002\240\330\000\244\330\000\250\330\000\254\330\003\260\330"
-        "\002\264\330\000\270\330\000\274\330\000\300\330\003\304\330\002\310\330\000`\352\000d\352"
-        "\000h\352\003l\352\002p\352\000t\352\000x\352\000|\352\003\200\352\002\204\352"
-        "\002\210\352\002\214\352\002\220\352\002\224\352\002\230\352\000\234\352\000\240\352\000\244\352"
-        "\003\250\352\002\254\352\000\260\352\000\264\352\000\270\352\003\274\352\002\300\352\000\330\352"
-        "\000\334\352\000\340\352\003\344\352\002\350\352\002\354\352\002\360\352\002\364\352\002\370\352"
-        "\002\374\352\000\000\353\000\004\353\000\010\353\003\014\353\002\020\353\000\024\353\000\030\353"
-        "\000\034\353\003 \353\002$\353\000<\353\000@\353\000D\353\003H\353\002L\353"
-        "\002P\353\002T\353\002X\353\002\\\353\002`\353\000d\353\000h\353\000l\353"
-        "\003p\353\002t\353\000x\353\000|\353\000\200\353\003\204\353\002\210\353\000\240\353"
-        "\000\244\353\000\250\353\003\254\353\002\260\353\002\264\353\002\270\353\002\274\353\002\300\353"
-        "\002\304\353\000\310\353\000\314\353\000\320\353\003\324\353\002\330\353\000\334\353\000\340\353"
-        "\000\344\353\003\350\353\002\354\353\000\004\354\000\010\354\000\014\354\003\020\354\002\024\354"
-        "\002\030\354\002\034\354\002 \354\002$\354\002(\354\000,\354\0000\354\0004\354"
-        "\0038\354\002<\354\000@\354\000D\354\000H\354\003L\354\002P\354\000T\354"
-        "\000X\354\000\\\354\003`\354\002d\354\000h\354\000l\354\000p\354\003t\354"
-        "\002x\354\002|\354\002\200\354\002\204\354\002\210\354\002\214\354\000\220\354\000\224\354"
-        "\000\230\354\003\234\354\002\240\354\000\244\354\000\250\354\000\254\354\003\260\354\002\264\354"
-        "\000\314\354\000\320\354\000\324\354\003\330\354\002\334\354\002\340\354\002\344\354\002\350\354"
-        "\002\354\354\002\360\354\000\364\354\000\370\354\000\374\354\003\000\355\002\004\355\000\010\355"
-        "\000\014\355\000\020\355\003\024\355\002\030\355\0000\355\0004\355\0008\355\003<\355"
-        "\002@\355\002D\355\002H\355\002L\355\002P\355\002T\355\000X\355\000\\\355"
-        "\000`\355\003d\355\002h\355\000l\355\000p\355\000t\355\003x\355\002|\355"
-        "\000\224\355\000\230\355\000\234\355\003\240\355\002\244\355\002\250\355\002\254\355\002\260\355"
-        "\002\264\355\002\270\355\000\274\355\000\300\355\000\304\355\003\310\355\002\314\355\000\320\355"
-        "\000\324\355\000\330\355\003\334\355\002\340\355\000\370\355\000\374\355\000\000\356\003\004\356"
-        "\002\010\356\002\014\356\002\020\356\002\024\356\002\030\356\002\034\356\000 \356\000$\356"
-        "\000(\356\003,\356\0020\356\0004\356\0008\356\000<\356\003@\356\002D\356"
-        "\000H\356\000L\356\000P\356\003T\356\002X\356\000\\\356\000`\356\000d\356"
-        "\003h\356\002l\356\002p\356\002t\356\002x\356\002|\356\002\200\356\000\204\356"
-        "\000\210\356\000\214\356\003\220\356\002\224\356\000\230\356\000\234\356\000\240\356\003\244\356"
-        "\002\250\356\000\300\356\000\304\356\000\310\356\003\314\356\002\320\356\002\324\356\002\330\356"
-        "\002\334\356\002\340\356\002\344\356\000\350\356\000\354\356\000\360\356\003\364\356\002\370\356"
-        "\000\374\356\000\000\357\000\004\357\003\010\357\002\014\357\000$\357\000(\357\000,\357"
-        "\0030\357\0024\357\0028\357\002<\357\002@\357\002D\357\002H\357\000L\357"
-        "\000P\357\000T\357\003X\357\002\\\357\000`\357\000d\357\000h\357\003l\357"
-        "\002p\357\000\210\357\000\214\357\000\220\357\003\224\357\002\230\357\002\234\357\002\240\357"
-        "\002\244\357\002\250\357\002\254\357\000\260\357\000\264\357\000\270\357\003\274\357\002\300\357"
-        "\000\304\357\000\310\357\000\314\357\003\320\357\002\324\357\000\354\357\000\360\357\000\364\357"
-        "\003\370\357\002\374\357\002\000\360\002\004\360\002\010\360\002\014\360\002\020\360\000\024\360"
-        "\000\030\360\000\034\360\003 \360\002$\360\000(\360\000,\360\0000\360\0034\360"
-        "\0028\360\000<\360\000@\360\000D\360\003H\360\002L\360\000P\360\000T\360"
-        "\000X\360\003\\\360\002`\360\002d\360\002h\360\002l\360\002p\360\002t\360"
-        "\000x\360\000|\360\000\200\360\003\204\360\002\210\360\000\214\360\000\220\360\000\224\360"
-        "\003\230\360\002\234\360\000\264\360\000\270\360\000\274\360\003\300\360\002\304\360\002\310\360"
-        "\002\314\360\002\320\360\002\324\360\002\330\360\000\334\360\000\340\360\000\344\360\003\350\360"
-        "\002\354\360\000\360\360\000\364\360\000\370\360\003\374\360\002\000\361\000\030\361\000\034\361"
-        "\000 \361\003$\361\002(\361\002,\361\0020\361\0024\361\0028\361\002<\361"
-        "\000@\361\000D\361\000H\361\003L\361\002P\361\000T\361\000X\361\000\\\361"
-        "\003`\361\002d\361\000|\361\000\200\361\000\204\361\003\210\361\002\214\361\002\220\361"
-        "\002\224\361\002\230\361\002\234\361\002\240\361\000\244\361\000\250\361\000\254\361\003\260\361"
-        "\002\264\361\000\270\361\000\274\361\000\300\361\003\304\361\002\310\361\000\340\361\000\344\361"
-        "\000\350\361\003\354\361\002\360\361\002\364\361\002\370\361\002\374\361\002\000\362\002\004\362"
-        "\000\010\362\000\014\362\000\020\362\003\024\362\002\030\362\000\034\362\000 \362\000$\362"
-        "\003(\362\002,\362";
+        "\000\364\001\000\000\370\001\000\000\374\001\000\003\000\002\000\002\004\002\000\000\010\002\000"
+        "\000\014\002\000\000\020\002\000\003\024\002\000\002\030\002\000\002\034\002\000\002 \002\000"
+        "\002$\002\000\002(\002\000\002,\002\000\0000\002\000\0004\002\000\0008\002\000"
+        "\003<\002\000\002@\002\000\000D\002\000\000H\002\000\000L\002\000\003P\002\000"
+        "\002T\002\000\000l\002\000\000p\002\000\000t\002\000\003x\002\000\002|\002\000"
+        "\002\200\002\000\002\204\002\000\002\210\002\000\002\214\002\000\002\220\002\000\000\224\002\000"
+        "\000\230\002\000\000\234\002\000\003\240\002\000\002\244\002\000\000\250\002\000\000\254\002\000"
+        "\000\260\002\000\003\264\002\000\002\270\002\000\000\320\002\000\000\324\002\000\000\330\002\000"
+        "\003\334\002\000\002\340\002\000\002\344\002\000\002\350\002\000\002\354\002\000\002\360\002\000"
+        "\002\364\002\000\000\370\002\000\000\374\002\000\000\000\003\000\003\004\003\000\002\010\003\000"
+        "\000\014\003\000\000\020\003\000\000\024\003\000\003\030\003\000\002\034\003\000\0004\003\000"
+        "\0008\003\000\000<\003\000\003@\003\000\002D\003\000\002H\003\000\002L\003\000"
+        "\002P\003\000\002T\003\000\002X\003\000\000\\\003\000\000`\003\000\000d\003\000"
+        "\003h\003\000\002l\003\000\000p\003\000\000t\003\000\000x\003\000\003|\003\000"
+        "\002\200\003\000\000\230\003\000\000\234\003\000\000\240\003\000\003\244\003\000\002\250\003\000"
+        "\002\254\003\000\002\260\003\000\002\264\003\000\002\270\003\000\002\274\003\000\000\300\003\000"
+        "\000\304\003\000\000\310\003\000\003\314\003\000\002\320\003\000\000\324\003\000\000\330\003\000"
+        "\000\334\003\000\003\340\003\000\002\344\003\000\000\350\003\000\000\354\003\000\000\360\003\000"
+        "\003\364\003\000\002\370\003\000\000\374\003\000\000\000\004\000\000\004\004\000\003\010\004\000"
+        "\002\014\004\000\002\020\004\000\002\024\004\000\002\030\004\000\002\034\004\000\002 \004\000"
+        "\000$\004\000\000(\004\000\000,\004\000\0030\004\000\0024\004\000\0008\004\000"
+        "\000<\004\000\000@\004\000\003D\004\000\002H\004\000\000`\004\000\000d\004\000"
+        "\000h\004\000\003l\004\000\002p\004\000\002t\004\000\002x\004\000\002|\004\000"
+        "\002\200\004\000\002\204\004\000\000\210\004\000\000\214\004\000\000\220\004\000\003\224\004\000"
+        "\002\230\004\000\000\234\004\000\000\240\004\000\000\244\004\000\003\250\004\000\002\254\004\000"
+        "\000\304\004\000\000\310\004\000\000\314\004\000\003\320\004\000\002\324\004\000\002\330\004\000"
+        "\002\334\004\000\002\340\004\000\002\344\004\000\002\350\004\000\000\354\004\000\000\360\004\000"
+        "\000\364\004\000\003\370\004\000\002\374\004\000\000\000\005\000\000\004\005\000\000\010\005\000"
+        "\003\014\005\000\002\020\005\000\000(\005\000\000,\005\000\0000\005\000\0034\005\000"
+        "\0028\005\000\002<\005\000\002@\005\000\002D\005\000\002H\005\000\002L\005\000"
+        "\000P\005\000\000T\005\000\000X\005\000\003\\\005\000\002`\005\000\000d\005\000"
+        "\000h\005\000\000l\005\000\003p\005\000\002t\005\000\000\214\005\000\000\220\005\000"
+        "\000\224\005\000\003\230\005\000\002\234\005\000\002\240\005\000\002\244\005\000\002\250\005\000"
+        "\002\254\005\000\002\260\005\000\000\264\005\000\000\270\005\000\000\274\005\000\003\300\005\000"
+        "\002\304\005\000\000\310\005\000\000\314\005\000\000\320\005\000\003\324\005\000\002\330\005\000"
+        "\000L\035\000\000P\035\000\000T\035\000\003X\035\000\002\\\035\000\000`\035\000"
+        "\000d\035\000\000h\035\000\003l\035\000\002p\035\000\002t\035\000\002x\035\000"
+        "\002|\035\000\002\200\035\000\002\204\035\000\000\210\035\000\000\214\035\000\000\220\035\000"
+        "\003\224\035\000\002\230\035\000\000\234\035\000\000\240\035\000\000\244\035\000\003\250\035\000"
+        "\002\254\035\000\000\304\035\000\000\310\035\000\000\314\035\000\003\320\035\000\002\324\035\000"
+        "\002\330\035\000\002\334\035\000\002\340\035\000\002\344\035\000\002\350\035\000\000\354\035\000"
+        "\000\360\035\000\000\364\035\000\003\370\035\000\002\374\035\000\000\000\036\000\000\004\036\000"
+        "\000\010\036\000\003\014\036\000\002\020\036\000\000(\036\000\000,\036\000\0000\036\000"
+        "\0034\036\000\0028\036\000\002<\036\000\002@\036\000\002D\036\000\002H\036\000"
+        "\002L\036\000\000P\036\000\000T\036\000\000X\036\000\003\\\036\000\002`\036\000"
+        "\000d\036\000\000h\036\000\000l\036\000\003p\036\000\002t\036\000\000\214\036\000"
+        "\000\220\036\000\000\224\036\000\003\230\036\000\002\234\036\000\002\240\036\000\002\244\036\000"
+        "\002\250\036\000\002\254\036\000\002\260\036\000\000\264\036\000\000\270\036\000\000\274\036\000"
+        "\003\300\036\000\002\304\036\000\000\310\036\000\000\314\036\000\000\320\036\000\003\324\036\000"
+        "\002\330\036\000\000\360\036\000\000\364\036\000\000\370\036\000\003\374\036\000\002\000\037\000"
+        "\002\004\037\000\002\010\037\000\002\014\037\000\002\020\037\000\002\024\037\000\000\030\037\000"
+        "\000\034\037\000\000 \037\000\003$\037\000\002(\037\000\000,\037\000\0000\037\000"
+        "\0004\037\000\0038\037\000\002<\037\000\000@\037\000\000D\037\000\000H\037\000"
+        "\003L\037\000\002P\037\000\000T\037\000\000X\037\000\000\\\037\000\003`\037\000"
+        "\002d\037\000\002h\037\000\002l\037\000\002p\037\000\002t\037\000\002x\037\000"
+        "\000|\037\000\000\200\037\000\000\204\037\000\003\210\037\000\002\214\037\000\000\220\037\000"
+        "\000\224\037\000\000\230\037\000\003\234\037\000\002\240\037\000\000\270\037\000\000\274\037\000"
+        "\000\300\037\000\003\304\037\000\002\310\037\000\002\314\037\000\002\320\037\000\002\324\037\000"
+        "\002\330\037\000\002\334\037\000\000\340\037\000\000\344\037\000\000\350\037\000\003\354\037\000"
+        "\002\360\037\000\000\364\037\000\000\370\037\000\000\374\037\000\003\000 \000\002\004 \000"
+        "\000\034 \000\000  \000\000$ \000\003( \000\002, \000\0020 \000"
+        "\0024 \000\0028 \000\002< \000\002@ \000\000D \000\000H \000"
+        "\000L \000\003P \000\002T \000\000X \000\000\\ \000\000` \000"
+        "\003d \000\002h \000\000\200 \000\000\204 \000\000\210 \000\003\214 \000"
+        "\002\220 \000\002\224 \000\002\230 \000\002\234 \000\002\240 \000\002\244 \000"
+        "\000\250 \000\000\254 \000\000\260 \000\003\264 \000\002\270 \000\000\274 \000"
+        "\000\300 \000\000\304 \000\003\310 \000\002\314 \000\000\344 \000\000\350 \000"
+        "\000\354 \000\003\360 \000\002\364 \000\002\370 \000\002\374 \000\002\000!\000"
+        "\002\004!\000\002\010!\000\000\014!\000\000\020!\000\000\024!\000\003\030!\000"
+        "\002\034!\000\000 !\000\000$!\000\000(!\000\003,!\000\0020!\000"
+        "\000\2448\000\000\2508\000\000\2548\000\003\2608\000\002\2648\000\000\2708\000"
+        "\000\2748\000\000\3008\000\003\3048\000\002\3108\000\002\3148\000\002\3208\000"
+        "\002\3248\000\002\3308\000\002\3348\000\000\3408\000\000\3448\000\000\3508\000"
+        "\003\3548\000\002\3608\000\000\3648\000\000\3708\000\000\3748\000\003\0009\000"
+        "\002\0049\000\000\0349\000\000 9\000\000$9\000\003(9\000\002,9\000"
+        "\00209\000\00249\000\00289\000\002<9\000\002@9\000\000D9\000"
+        "\000H9\000\000L9\000\003P9\000\002T9\000\000X9\000\000\\9\000"
+        "\000`9\000\003d9\000\002h9\000\000\2009\000\000\2049\000\000\2109\000"
+        "\003\2149\000\002\2209\000\002\2249\000\002\2309\000\002\2349\000\002\2409\000"
+        "\002\2449\000\000\2509\000\000\2549\000\000\2609\000\003\2649\000\002\2709\000"
+        "\000\2749\000\000\3009\000\000\3049\000\003\3109\000\002\3149\000\000\3449\000"
+        "\000\3509\000\000\3549\000\003\3609\000\002\3649\000\002\3709\000\002\3749\000"
+        "\002\000:\000\002\004:\000\002\010:\000\000\014:\000\000\020:\000\000\024:\000"
+        "\003\030:\000\002\034:\000\000 :\000\000$:\000\000(:\000\003,:\000"
+        "\0020:\000\000H:\000\000L:\000\000P:\000\003T:\000\002X:\000"
+        "\002\\:\000\002`:\000\002d:\000\002h:\000\002l:\000\000p:\000"
+        "\000t:\000\000x:\000\003|:\000\002\200:\000\000\204:\000\000\210:\000"
+        "\000\214:\000\003\220:\000\002\224:\000\000\230:\000\000\234:\000\000\240:\000"
+        "\003\244:\000\002\250:\000\000\254:\000\000\260:\000\000\264:\000\003\270:\000"
+        "\002\274:\000\002\300:\000\002\304:\000\002\310:\000\002\314:\000\002\320:\000"
+        "\000\324:\000\000\330:\000\000\334:\000\003\340:\000\002\344:\000\000\350:\000"
+        "\000\354:\000\000\360:\000\003\364:\000\002\370:\000\000\020;\000\000\024;\000"
+        "\000\030;\000\003\034;\000\002 ;\000\002$;\000\002(;\000\002,;\000"
+        "\0020;\000\0024;\000\0008;\000\000<;\000\000@;\000\003D;\000"
+        "\002H;\000\000L;\000\000P;\000\000T;\000\003X;\000\002\\;\000"
+        "\000t;\000\000x;\000\000|;\000\003\200;\000\002\204;\000\002\210;\000"
+        "\002\214;\000\002\220;\000\002\224;\000\002\230;\000\000\234;\000\000\240;\000"
+        "\000\244;\000\003\250;\000\002\254;\000\000\260;\000\000\264;\000\000\270;\000"
+        "\003\274;\000\002\300;\000\000\330;\000\000\334;\000\000\340;\000\003\344;\000"
+        "\002\350;\000\002\354;\000\002\360;\000\002\364;\000\002\370;\000\002\374;\000"
+        "\000\000<\000\000\004<\000\000\010<\000\003\014<\000\002\020<\000\000\024<\000"
+        "\000\030<\000\000\034<\000\003 <\000\002$<\000\000<<\000\000@<\000"
+        "\000D<\000\003H<\000\002L<\000\002P<\000\002T<\000\002X<\000"
+        "\002\\<\000\002`<\000\000d<\000\000h<\000\000l<\000\003p<\000"
+        "\002t<\000\000x<\000\000|<\000\000\200<\000\003\204<\000\002\210<\000"
+        "\000\210\220\000\000\214\220\000\000\220\220\000\003\224\220\000\002\230\220\000\000\234\220\000"
+        "\000\240\220\000\000\244\220\000\003\250\220\000\002\254\220\000\002\260\220\000\002\264\220\000"
+        "\002\270\220\000\002\274\220\000\002\300\220\000\000\304\220\000\000\310\220\000\000\314\220\000"
+        "\003\320\220\000\002\324\220\000\000\330\220\000\000\334\220\000\000\340\220\000\003\344\220\000"
+        "\002\350\220\000\000\000\221\000\000\004\221\000\000\010\221\000\003\014\221\000\002\020\221\000"
+        "\002\024\221\000\002\030\221\000\002\034\221\000\002 \221\000\002$\221\000\000(\221\000"
+        "\000,\221\000\0000\221\000\0034\221\000\0028\221\000\000<\221\000\000@\221\000"
+        "\000D\221\000\003H\221\000\002L\221\000\000d\221\000\000h\221\000\000l\221\000"
+        "\003p\221\000\002t\221\000\002x\221\000\002|\221\000\002\200\221\000\002\204\221\000"
+        "\002\210\221\000\000\214\221\000\000\220\221\000\000\224\221\000\003\230\221\000\002\234\221\000"
+        "\000\240\221\000\000\244\221\000\000\250\221\000\003\254\221\000\002\260\221\000\000\310\221\000"
+        "\000\314\221\000\000\320\221\000\003\324\221\000\002\330\221\000\002\334\221\000\002\340\221\000"
+        "\002\344\221\000\002\350\221\000\002\354\221\000\000\360\221\000\000\364\221\000\000\370\221\000"
+        "\003\374\221\000\002\000\222\000\000\004\222\000\000\010\222\000\000\014\222\000\003\020\222\000"
+        "\002\024\222\000\000,\222\000\0000\222\000\0004\222\000\0038\222\000\002<\222\000"
+        "\002@\222\000\002D\222\000\002H\222\000\002L\222\000\002P\222\000\000T\222\000"
+        "\000X\222\000\000\\\222\000\003`\222\000\002d\222\000\000h\222\000\000l\222\000"
+        "\000p\222\000\003t\222\000\002x\222\000\000|\222\000\000\200\222\000\000\204\222\000"
+        "\003\210\222\000\002\214\222\000\000\220\222\000\000\224\222\000\000\230\222\000\003\234\222\000"
+        "\002\240\222\000\002\244\222\000\002\250\222\000\002\254\222\000\002\260\222\000\002\264\222\000"
+        "\000\270\222\000\000\274\222\000\000\300\222\000\003\304\222\000\002\310\222\000\000\314\222\000"
+        "\000\320\222\000\000\324\222\000\003\330\222\000\002\334\222\000\000\364\222\000\000\370\222\000"
+        "\000\374\222\000\003\000\223\000\002\004\223\000\002\010\223\000\002\014\223\000\002\020\223\000"
+        "\002\024\223\000\002\030\223\000\000\034\223\000\000 \223\000\000$\223\000\003(\223\000"
+        "\002,\223\000\0000\223\000\0004\223\000\0008\223\000\003<\223\000\002@\223\000"
+        "\000X\223\000\000\\\223\000\000`\223\000\003d\223\000\002h\223\000\002l\223\000"
+        "\002p\223\000\002t\223\000\002x\223\000\002|\223\000\000\200\223\000\000\204\223\000"
+        "\000\210\223\000\003\214\223\000\002\220\223\000\000\224\223\000\000\230\223\000\000\234\223\000"
+        "\003\240\223\000\002\244\223\000\000\274\223\000\000\300\223\000\000\304\223\000\003\310\223\000"
+        "\002\314\223\000\002\320\223\000\002\324\223\000\002\330\223\000\002\334\223\000\002\340\223\000"
+        "\000\344\223\000\000\350\223\000\000\354\223\000\003\360\223\000\002\364\223\000\000\370\223\000"
+        "\000\374\223\000\000\000\224\000\003\004\224\000\002\010\224\000\000 \224\000\000$\224\000"
+        "\000(\224\000\003,\224\000\0020\224\000\0024\224\000\0028\224\000\002<\224\000"
+        "\002@\224\000\002D\224\000\000H\224\000\000L\224\000\000P\224\000\003T\224\000"
+        "\002X\224\000\000\\\224\000\000`\224\000\000d\224\000\003h\224\000\002l\224\000"
+        "\000p\224\000\000t\224\000\000x\224\000\003|\224\000\002\200\224\000\000\204\224\000"
+        "\000\210\224\000\000\214\224\000\003\220\224\000\002\224\224\000\002\230\224\000\002\234\224\000"
+        "\002\240\224\000\002\244\224\000\002\250\224\000\000\254\224\000\000\260\224\000\000\264\224\000"
+        "\003\270\224\000\002\274\224\000\000\300\224\000\000\304\224\000\000\310\224\000\003\314\224\000"
+        "\002\320\224\000\000\350\224\000\000\354\224\000\000\360\224\000\003\364\224\000\002\370\224\000"
+        "\002\374\224\000\002\000\225\000\002\004\225\000\002\010\225\000\002\014\225\000\000\020\225\000"
+        "\000\024\225\000\000\030\225\000\003\034\225\000\002 \225\000\000$\225\000\000(\225\000"
+        "\000,\225\000\0030\225\000\0024\225\000\000L\225\000\000P\225\000\000T\225\000"
+        "\003X\225\000\002\\\225\000\002`\225\000\002d\225\000\002h\225\000\002l\225\000"
+        "\002p\225\000\000t\225\000\000x\225\000\000|\225\000\003\200\225\000\002\204\225\000"
+        "\000\210\225\000\000\214\225\000\000\220\225\000\003\224\225\000\002\230\225\000\000\260\225\000"
+        "\000\264\225\000\000\270\225\000\003\274\225\000\002\300\225\000\002\304\225\000\002\310\225\000"
+        "\002\314\225\000\002\320\225\000\002\324\225\000\000\330\225\000\000\334\225\000\000\340\225\000"
+        "\003\344\225\000\002\350\225\000\000\354\225\000\000\360\225\000\000\364\225\000\003\370\225\000"
+        "\002\374\225\000\000\024\226\000\000\030\226\000\000\034\226\000\003 \226\000\002$\226\000"
+        "\002(\226\000\002,\226\000\0020\226\000\0024\226\000\0028\226\000\000<\226\000"
+        "\000@\226\000\000D\226\000\003H\226\000\002L\226\000\000P\226\000\000T\226\000"
+        "\000X\226\000\003\\\226\000\002`\226\000\000X\230\000\001Z\230\000\000\\\230\000"
+        "\001^\230\000\000`\230\000\001b\230\000\003d\230\000\001f\230\000\002h\230\000"
+        "\001j\230\000\000l\230\000\001n\230\000\000p\230\000\001r\230\000\000t\230\000"
+        "\001v\230\000\003x\230\000\001z\230\000\002|\230\000\001~\230\000\002\200\230\000"
+        "\001\202\230\000\002\204\230\000\001\206\230\000\002\210\230\000\001\212\230\000\002\214\230\000"
+        "\001\216\230\000\002\220\230\000\001\222\230\000\000\224\230\000\001\226\230\000\000\230\230\000"
+        "\001\232\230\000\000\234\230\000\001\236\230\000\003\240\230\000\001\242\230\000\002\244\230\000"
+        "\001\246\230\000\000\250\230\000\001\252\230\000\000\254\230\000\001\256\230\000\000\260\230\000"
+        "\001\262\230\000\003\264\230\000\001\266\230\000\002\270\230\000\001\272\230\000\000\320\230\000"
+        "\001\322\230\000\000\324\230\000\001\326\230\000\000\330\230\000\001\332\230\000\003\334\230\000"
+        "\001\336\230\000\002\340\230\000\001\342\230\000\002\344\230\000\001\346\230\000\002\350\230\000"
+        "\001\352\230\000\002\354\230\000\001\356\230\000\002\360\230\000\001\362\230\000\002\364\230\000"
+        "\001\366\230\000\000\370\230\000\001\372\230\000\000\374\230\000\001\376\230\000\000\000\231\000"
+        "\001\002\231\000\003\004\231\000\001\006\231\000\002\010\231\000\001\012\231\000\000\014\231\000"
+        "\001\016\231\000\000\020\231\000\001\022\231\000\000\024\231\000\001\026\231\000\003\030\231\000"
+        "\001\032\231\000\002\034\231\000\001\036\231\000\0004\231\000\0016\231\000\0008\231\000"
+        "\001:\231\000\000<\231\000\001>\231\000\003@\231\000\001B\231\000\002D\231\000"
+        "\001F\231\000\002H\231\000\001J\231\000\002L\231\000\001N\231\000\002P\231\000"
+        "\001R\231\000\002T\231\000\001V\231\000\002X\231\000\001Z\231\000\000\\\231\000"
+        "\001^\231\000\000`\231\000\001b\231\000\000d\231\000\001f\231\000\003h\231\000"
+        "\001j\231\000\002l\231\000\001n\231\000\000p\231\000\001r\231\000\000t\231\000"
+        "\001v\231\000\000x\231\000\001z\231\000\003|\231\000\001~\231\000\002\200\231\000"
+        "\001\202\231\000\000\230\231\000\001\232\231\000\000\234\231\000\001\236\231\000\000\240\231\000"
+        "\001\242\231\000\003\244\231\000\001\246\231\000\002\250\231\000\001\252\231\000\002\254\231\000"
+        "\001\256\231\000\002\260\231\000\001\262\231\000\002\264\231\000\001\266\231\000\002\270\231\000"
+        "\001\272\231\000\002\274\231\000\001\276\231\000\000\300\231\000\001\302\231\000\000\304\231\000"
+        "\001\306\231\000\000\310\231\000\001\312\231\000\003\314\231\000\001\316\231\000\002\320\231\000"
+        "\001\322\231\000\000\324\231\000\001\326\231\000\000\330\231\000\001\332\231\000\000\334\231\000"
+        "\001\336\231\000\003\340\231\000\001\342\231\000\002\344\231\000\001\346\231\000\000\374\231\000"
+        "\001\376\231\000\000\000\232\000\001\002\232\000\000\004\232\000\001\006\232\000\003\010\232\000"
+        "\001\012\232\000\002\014\232\000\001\016\232\000\002\020\232\000\001\022\232\000\002\024\232\000"
+        "\001\026\232\000\002\030\232\000\001\032\232\000\002\034\232\000\001\036\232\000\002 \232\000"
+        "\001\"\232\000\000$\232\000\001&\232\000\000(\232\000\001*\232\000\000,\232\000"
+        "\001.\232\000\0030\232\000\0012\232\000\0024\232\000\0016\232\000\0008\232\000"
+        "\001:\232\000\000<\232\000\001>\232\000\000@\232\000\001B\232\000\003D\232\000"
+        "\001F\232\000\002H\232\000\001J\232\000\000L\232\000\000P\232\000\000T\232\000"
+        "\003X\232\000\002\\\232\000\000`\232\000\000d\232\000\000h\232\000\003l\232\000"
+        "\002p\232\000\002t\232\000\002x\232\000\002|\232\000\002\200\232\000\002\204\232\000"
+        "\000\210\232\000\000\214\232\000\000\220\232\000\003\224\232\000\002\230\232\000\000\234\232\000"
+        "\000\240\232\000\000\244\232\000\003\250\232\000\002\254\232\000\000\304\232\000\000\310\232\000"
+        "\000\314\232\000\003\320\232\000\002\324\232\000\002\330\232\000\002\334\232\000\002\340\232\000"
+        "\002\344\232\000\002\350\232\000\000\354\232\000\000\360\232\000\000\364\232\000\003\370\232\000"
+        "\002\374\232\000\000\000\233\000\000\004\233\000\000\010\233\000\003\014\233\000\002\020\233\000"
+        "\000(\233\000\000,\233\000\0000\233\000\0034\233\000\0028\233\000\002<\233\000"
+        "\002@\233\000\002D\233\000\002H\233\000\002L\233\000\000P\233\000\000T\233\000"
+        "\000X\233\000\003\\\233\000\002`\233\000\000d\233\000\000h\233\000\000l\233\000"
+        "\003p\233\000\002t\233\000\000\214\233\000\000\220\233\000\000\224\233\000\003\230\233\000"
+        "\002\234\233\000\002\240\233\000\002\244\233\000\002\250\233\000\002\254\233\000\002\260\233\000"
+        "\000\264\233\000\000\270\233\000\000\274\233\000\003\300\233\000\002\304\233\000\000\310\233\000"
+        "\000\314\233\000\000\320\233\000\003\324\233\000\002\330\233\000\000\360\233\000\000\364\233\000"
+        "\000\370\233\000\003\374\233\000\002\000\234\000\002\004\234\000\002\010\234\000\002\014\234\000"
+        "\002\020\234\000\002\024\234\000\000\030\234\000\000\034\234\000\000 \234\000\003$\234\000"
+        "\002(\234\000\000,\234\000\0000\234\000\0004\234\000\0038\234\000\002<\234\000"
+        "\000B\234\000\000F\234\000\000J\234\000\003N\234\000\002R\234\000\000V\234\000"
+        "\000Z\234\000\000^\234\000\003b\234\000\002f\234\000\002j\234\000\002n\234\000"
+        "\002r\234\000\002v\234\000\002z\234\000\000~\234\000\000\202\234\000\000\206\234\000"
+        "\003\212\234\000\002\216\234\000\000\222\234\000\000\226\234\000\000\232\234\000\003\236\234\000"
+        "\002\242\234\000\000\272\234\000\000\276\234\000\000\302\234\000\003\306\234\000\002\312\234\000"
+        "\002\316\234\000\002\322\234\000\002\326\234\000\002\332\234\000\002\336\234\000\000\342\234\000"
+        "\000\346\234\000\000\352\234\000\003\356\234\000\002\362\234\000\000\366\234\000\000\372\234\000"
+        "\000\376\234\000\003\002\235\000\002\006\235\000\000\036\235\000\000\"\235\000\000&\235\000"
+        "\003*\235\000\002.\235\000\0022\235\000\0026\235\000\002:\235\000\002>\235\000"
+        "\002B\235\000\000F\235\000\000J\235\000\000N\235\000\003R\235\000\002V\235\000"
+        "\000Z\235\000\000^\235\000\000b\235\000\003f\235\000\002j\235\000\000\202\235\000"
+        "\000\206\235\000\000\212\235\000\003\216\235\000\002\222\235\000\002\226\235\000\002\232\235\000"
+        "\002\236\235\000\002\242\235\000\002\246\235\000\000\252\235\000\000\256\235\000\000\262\235\000"
+        "\003\266\235\000\002\272\235\000\000\276\235\000\000\302\235\000\000\306\235\000\003\312\235\000"
+        "\002\316\235\000\000\346\235\000\000\352\235\000\000\356\235\000\003\362\235\000\002\366\235\000"
+        "\002\372\235\000\002\376\235\000\002\002\236\000\002\006\236\000\002\012\236\000\000\016\236\000"
+        "\000\022\236\000\000\026\236\000\003\032\236\000\002\036\236\000\000\"\236\000\000&\236\000"
+        "\000*\236\000\003.\236\000\0022\236\000\0006\236\000\000:\236\000\000>\236\000"
+        "\003B\236\000\002F\236\000\000J\236\000\000N\236\000\000R\236\000\003V\236\000"
+        "\002Z\236\000\002^\236\000\002b\236\000\002f\236\000\002j\236\000\002n\236\000"
+        "\000r\236\000\000v\236\000\000z\236\000\003~\236\000\002\202\236\000\000\206\236\000"
+        "\000\212\236\000\000\216\236\000\003\222\236\000\002\226\236\000\000\256\236\000\000\262\236\000"
+        "\000\266\236\000\003\272\236\000\002\276\236\000\002\302\236\000\002\306\236\000\002\312\236\000"
+        "\002\316\236\000\002\322\236\000\000\326\236\000\000\332\236\000\000\336\236\000\003\342\236\000"
+        "\002\346\236\000\000\352\236\000\000\356\236\000\000\362\236\000\003\366\236\000\002\372\236\000"
+        "\000\022\237\000\000\026\237\000\000\032\237\000\003\036\237\000\002\"\237\000\002&\237\000"
+        "\002*\237\000\002.\237\000\0022\237\000\0026\237\000\000:\237\000\000>\237\000"
+        "\000B\237\000\003F\237\000\002J\237\000\000N\237\000\000R\237\000\000V\237\000"
+        "\003Z\237\000\002^\237\000\000v\237\000\000z\237\000\000~\237\000\003\202\237\000"
+        "\002\206\237\000\002\212\237\000\002\216\237\000\002\222\237\000\002\226\237\000\002\232\237\000"
+        "\000\236\237\000\000\242\237\000\000\246\237\000\003\252\237\000\002\256\237\000\000\262\237\000"
+        "\000\266\237\000\000\272\237\000\003\276\237\000\002\302\237\000\000\332\237\000\000\336\237\000"
+        "\000\342\237\000\003\346\237\000\002\352\237\000\002\356\237\000\002\362\237\000\002\366\237\000"
+        "\002\372\237\000\002\376\237\000\000\002\240\000\000\006\240\000\000\012\240\000\003\016\240\000"
+        "\002\022\240\000\000\026\240\000\000\032\240\000\000\036\240\000\003\"\240\000\002&\240\000"
+        "\002*\240\000\002.\240\000\0022\240\000\0026\240\000\002:\240\000\002>\240\000"
+        "\002B\240\000\002F\240\000\002J\240\000\002N\240\000\002R\240\000\002V\240\000"
+        "\002Z\240\000\002^\240\000\002b\240\000\002f\240\000\002j\240\000\002n\240\000"
+        "\002r\240\000\002v\240\000\002z\240\000\002~\240\000\002\202\240\000\002\206\240\000"
+        "\002\212\240\000\002\242\240\000\002\246\240\000\002\252\240\000\002\256\240\000\002\262\240\000"
+        "\002\266\240\000\002\272\240\000\002\276\240\000\002\302\240\000\002\306\240\000\002\312\240\000"
+        "\002\316\240\000\002\322\240\000\002\326\240\000\002\332\240\000\002\336\240\000\002\342\240\000"
+        "\002\346\240\000\002\352\240\000\002\356\240\000\002\006\241\000\002\012\241\000\002\016\241\000"
+        "\002\022\241\000\002\026\241\000\002\032\241\000\002\036\241\000\002\"\241\000\002&\241\000"
+        "\002*\241\000\002.\241\000\0022\241\000\0026\241\000\002:\241\000\002>\241\000"
+        "\002B\241\000\002F\241\000\002J\241\000\002N\241\000\002R\241\000\002j\241\000"
+        "\002n\241\000\002r\241\000\002v\241\000\002z\241\000\002~\241\000\002\202\241\000"
+        "\002\206\241\000\002\212\241\000\002\216\241\000\002\222\241\000\002\226\241\000\002\232\241\000"
+        "\002\236\241\000\002\242\241\000\002\246\241\000\002\252\241\000\002\256\241\000\002\262\241\000"
+        "\002\266\241\000\002\316\241\000\002\322\241\000\002\326\241\000\002\332\241\000\002\336\241\000"
+        "\002\342\241\000\002\346\241\000\002\352\241\000\002\356\241\000\002\362\241\000\002\366\241\000"
+        "\002\372\241\000\002\376\241\000\002\002\242\000\002\006\242\000\002\012\242\000\002\016\242\000"
+        "\002\022\242\000\002\026\242\000\002\032\242\000\002\036\242\000\002\"\242\000\002&\242\000"
+        "\002*\242\000\002.\242\000\0022\242\000\0026\242\000\002:\242\000\002>\242\000"
+        "\002B\242\000\002F\242\000\002J\242\000\002N\242\000\002R\242\000\002V\242\000"
+        "\002Z\242\000\002^\242\000\002b\242\000\002f\242\000\002j\242\000\002n\242\000"
+        "\002r\242\000\002v\242\000\002z\242\000\002~\242\000\002\226\242\000\002\232\242\000"
+        "\002\236\242\000\002\242\242\000\002\246\242\000\002\252\242\000\002\256\242\000\002\262\242\000"
+        "\002\266\242\000\002\272\242\000\002\276\242\000\002\302\242\000\002\306\242\000\002\312\242\000"
+        "\002\316\242\000\002\322\242\000\002\326\242\000\002\332\242\000\002\336\242\000\002\342\242\000"
+        "\002\372\242\000\002\376\242\000\002\002\243\000\002\006\243\000\002\012\243\000\002\016\243\000"
+        "\002\022\243\000\002\026\243\000\002\032\243\000\002\036\243\000\002\"\243\000\002&\243\000"
+        "\002*\243\000\002.\243\000\0022\243\000\0026\243\000\002:\243\000\002>\243\000"
+        "\002B\243\000\002F\243\000\002^\243\000\002b\243\000\002f\243\000\002j\243\000"
+        "\002n\243\000\002r\243\000\002v\243\000\002z\243\000\002~\243\000\002\202\243\000"
+        "\002\206\243\000\002\212\243\000\002\216\243\000\002\222\243\000\002\226\243\000\002\232\243\000"
+        "\002\236\243\000\002\242\243\000\002\246\243\000\002\252\243\000\002\302\243\000\002\306\243\000"
+        "\002\312\243\000\002\316\243\000\002\322\243\000\002\326\243\000\002\332\243\000\002\336\243\000"
+        "\002\342\243\000\002\346\243\000\002\352\243\000\002\356\243\000\002\362\243\000\002\366\243\000"
+        "\002\372\243\000\002\376\243\000\002\002\244\000\002\006\244\000\002\012\244\000\002\016\244\000"
+        "\000\340\253\000\000\344\253\000\000\350\253\000\003\354\253\000\002\360\253\000\000\364\253\000"
+        "\000\370\253\000\000\374\253\000\003\000\254\000\002\004\254\000\002\010\254\000\002\014\254\000"
+        "\002\020\254\000\002\024\254\000\002\030\254\000\000\034\254\000\000 \254\000\000$\254\000"
+        "\003(\254\000\002,\254\000\0000\254\000\0004\254\000\0008\254\000\003<\254\000"
+        "\002@\254\000\000X\254\000\000\\\254\000\000`\254\000\003d\254\000\002h\254\000"
+        "\002l\254\000\002p\254\000\002t\254\000\002x\254\000\002|\254\000\000\200\254\000"
+        "\000\204\254\000\000\210\254\000\003\214\254\000\002\220\254\000\000\224\254\000\000\230\254\000"
+        "\000\234\254\000\003\240\254\000\002\244\254\000\000\274\254\000\000\300\254\000\000\304\254\000"
+        "\003\310\254\000\002\314\254\000\002\320\254\000\002\324\254\000\002\330\254\000\002\334\254\000"
+        "\002\340\254\000\000\344\254\000\000\350\254\000\000\354\254\000\003\360\254\000\002\364\254\000"
+        "\000\370\254\000\000\374\254\000\000\000\255\000\003\004\255\000\002\010\255\000\000 \255\000"
+        "\000$\255\000\000(\255\000\003,\255\000\0020\255\000\0024\255\000\0028\255\000"
+        "\002<\255\000\002@\255\000\002D\255\000\000H\255\000\000L\255\000\000P\255\000"
+        "\003T\255\000\002X\255\000\000\\\255\000\000`\255\000\000d\255\000\003h\255\000"
+        "\002l\255\000\000\204\255\000\000\210\255\000\000\214\255\000\003\220\255\000\002\224\255\000"
+        "\002\230\255\000\002\234\255\000\002\240\255\000\002\244\255\000\002\250\255\000\000\254\255\000"
+        "\000\260\255\000\000\264\255\000\003\270\255\000\002\274\255\000\000\300\255\000\000\304\255\000"
+        "\000\310\255\000\003\314\255\000\002\320\255\000\0008\307\000\000<\307\000\000@\307\000"
+        "\003D\307\000\002H\307\000\000L\307\000\000P\307\000\000T\307\000\003X\307\000"
+        "\002\\\307\000\002`\307\000\002d\307\000\002h\307\000\002l\307\000\002p\307\000"
+        "\000t\307\000\000x\307\000\000|\307\000\003\200\307\000\002\204\307\000\000\210\307\000"
+        "\000\214\307\000\000\220\307\000\003\224\307\000\002\230\307\000\000\260\307\000\000\264\307\000"
+        "\000\270\307\000\003\274\307\000\002\300\307\000\002\304\307\000\002\310\307\000\002\314\307\000"
+        "\002\320\307\000\002\324\307\000\000\330\307\000\000\334\307\000\000\340\307\000\003\344\307\000"
+        "\002\350\307\000\000\354\307\000\000\360\307\000\000\364\307\000\003\370\307\000\002\374\307\000"
+        "\000\024\310\000\000\030\310\000\000\034\310\000\003 \310\000\002$\310\000\002(\310\000"
+        "\002,\310\000\0020\310\000\0024\310\000\0028\310\000\000<\310\000\000@\310\000"
+        "\000D\310\000\003H\310\000\002L\310\000\000P\310\000\000T\310\000\000X\310\000"
+        "\003\\\310\000\002`\310\000\000x\310\000\000|\310\000\000\200\310\000\003\204\310\000"
+        "\002\210\310\000\002\214\310\000\002\220\310\000\002\224\310\000\002\230\310\000\002\234\310\000"
+        "\000\240\310\000\000\244\310\000\000\250\310\000\003\254\310\000\002\260\310\000\000\264\310\000"
+        "\000\270\310\000\000\274\310\000\003\300\310\000\002\304\310\000\000\334\310\000\000\340\310\000"
+        "\000\344\310\000\003\350\310\000\002\354\310\000\002\360\310\000\002\364\310\000\002\370\310\000"
+        "\002\374\310\000\002\000\311\000\000\004\311\000\000\010\311\000\000\014\311\000\003\020\311\000"
+        "\002\024\311\000\000\030\311\000\000\034\311\000\000 \311\000\003$\311\000\002(\311\000"
+        "\000\220\342\000\000\224\342\000\000\230\342\000\003\234\342\000\002\240\342\000\000\244\342\000"
+        "\000\250\342\000\000\254\342\000\003\260\342\000\002\264\342\000\002\270\342\000\002\274\342\000"
+        "\002\300\342\000\002\304\342\000\002\310\342\000\000\314\342\000\000\320\342\000\000\324\342\000"
+        "\003\330\342\000\002\334\342\000\000\340\342\000\000\344\342\000\000\350\342\000\003\354\342\000"
+        "\002\360\342\000\000\010\343\000\000\014\343\000\000\020\343\000\003\024\343\000\002\030\343\000"
+        "\002\034\343\000\002 \343\000\002$\343\000\002(\343\000\002,\343\000\0000\343\000"
+        "\0004\343\000\0008\343\000\003<\343\000\002@\343\000\000D\343\000\000H\343\000"
+        "\000L\343\000\003P\343\000\002T\343\000\000l\343\000\000p\343\000\000t\343\000"
+        "\003x\343\000\002|\343\000\002\200\343\000\002\204\343\000\002\210\343\000\002\214\343\000"
+        "\002\220\343\000\000\224\343\000\000\230\343\000\000\234\343\000\003\240\343\000\002\244\343\000"
+        "\000\250\343\000\000\254\343\000\000\260\343\000\003\264\343\000\002\270\343\000\000\320\343\000"
+        "\000\324\343\000\000\330\343\000\003\334\343\000\002\340\343\000\002\344\343\000\002\350\343\000"
+        "\002\354\343\000\002\360\343\000\002\364\343\000\000\370\343\000\000\374\343\000\000\000\344\000"
+        "\003\004\344\000\002\010\344\000\000\014\344\000\000\020\344\000\000\024\344\000\003\030\344\000"
+        "\002\034\344\000\0004\344\000\0008\344\000\000<\344\000\003@\344\000\002D\344\000"
+        "\002H\344\000\002L\344\000\002P\344\000\002T\344\000\002X\344\000\000\\\344\000"
+        "\000`\344\000\000d\344\000\003h\344\000\002l\344\000\000p\344\000\000t\344\000"
+        "\000x\344\000\003|\344\000\002\200\344\000\000\204\344\000\000\210\344\000\000\214\344\000"
+        "\003\220\344\000\002\224\344\000\000\230\344\000\000\234\344\000\000\240\344\000\003\244\344\000"
+        "\002\250\344\000\002\254\344\000\002\260\344\000\002\264\344\000\002\270\344\000\002\274\344\000"
+        "\000\300\344\000\000\304\344\000\000\310\344\000\003\314\344\000\002\320\344\000\000\324\344\000"
+        "\000\330\344\000\000\334\344\000\003\340\344\000\002\344\344\000\000\374\344\000\000\000\345\000"
+        "\000\004\345\000\003\010\345\000\002\014\345\000\002\020\345\000\002\024\345\000\002\030\345\000"
+        "\002\034\345\000\002 \345\000\000$\345\000\000(\345\000\000,\345\000\0030\345\000"
+        "\0024\345\000\0008\345\000\000<\345\000\000@\345\000\003D\345\000\002H\345\000"
+        "\000`\345\000\000d\345\000\000h\345\000\003l\345\000\002p\345\000\002t\345\000"
+        "\002x\345\000\002|\345\000\002\200\345\000\002\204\345\000\000\210\345\000\000\214\345\000"
+        "\000\220\345\000\003\224\345\000\002\230\345\000\000\234\345\000\000\240\345\000\000\244\345\000"
+        "\003\250\345\000\002\254\345\000\000\304\345\000\000\310\345\000\000\314\345\000\003\320\345\000"
+        "\002\324\345\000\002\330\345\000\002\334\345\000\002\340\345\000\002\344\345\000\002\350\345\000"
+        "\000\354\345\000\000\360\345\000\000\364\345\000\003\370\345\000\002\374\345\000\000\000\346\000"
+        "\000\004\346\000\000\010\346\000\003\014\346\000\002\020\346\000\000(\346\000\000,\346\000"
+        "\0000\346\000\0034\346\000\0028\346\000\002<\346\000\002@\346\000\002D\346\000"
+        "\002H\346\000\002L\346\000\000P\346\000\000T\346\000\000X\346\000\003\\\346\000"
+        "\002`\346\000\000d\346\000\000h\346\000\000l\346\000\003p\346\000\002t\346\000"
+        "\000x\346\000\000|\346\000\000\200\346\000\003\204\346\000\002\210\346\000\000\214\346\000"
+        "\000\220\346\000\000\224\346\000\003\230\346\000\002\234\346\000\002\240\346\000\002\244\346\000"
+        "\002\250\346\000\002\254\346\000\002\260\346\000\000\264\346\000\000\270\346\000\000\274\346\000"
+        "\003\300\346\000\002\304\346\000\000\310\346\000\000\314\346\000\000\320\346\000\003\324\346\000"
+        "\002\330\346\000\000\360\346\000\000\364\346\000\000\370\346\000\003\374\346\000\002\000\347\000"
+        "\002\004\347\000\002\010\347\000\002\014\347\000\002\020\347\000\002\024\347\000\000\030\347\000"
+        "\000\034\347\000\000 \347\000\003$\347\000\002(\347\000\000,\347\000\0000\347\000"
+        "\0004\347\000\0038\347\000\002<\347\000\000T\347\000\000X\347\000\000\\\347\000"
+        "\003`\347\000\002d\347\000\002h\347\000\002l\347\000\002p\347\000\002t\347\000"
+        "\002x\347\000\000|\347\000\000\200\347\000\000\204\347\000\003\210\347\000\002\214\347\000"
+        "\000\220\347\000\000\224\347\000\000\230\347\000\003\234\347\000\002\240\347\000\000\270\347\000"
+        "\000\274\347\000\000\300\347\000\003\304\347\000\002\310\347\000\002\314\347\000\002\320\347\000"
+        "\002\324\347\000\002\330\347\000\002\334\347\000\000\340\347\000\000\344\347\000\000\350\347\000"
+        "\003\354\347\000\002\360\347\000\000\364\347\000\000\370\347\000\000\374\347\000\003\000\350\000"
+        "\002\004\350\000\000\034\350\000\000 \350\000\000$\350\000\003(\350\000\002,\350\000"
+        "\0020\350\000\0024\350\000\0028\350\000\002<\350\000\002@\350\000\000D\350\000"
+        "\000H\350\000\000L\350\000\003P\350\000\002T\350\000\000X\350\000\000\\\350\000"
+        "\000`\350\000\003d\350\000\002h\350\000\000l\350\000\000p\350\000\000t\350\000"
+        "\003x\350\000\002|\350\000\000\200\350\000\000\204\350\000\000\210\350\000\003\214\350\000"
+        "\002\220\350\000\002\224\350\000\002\230\350\000\002\234\350\000\002\240\350\000\002\244\350\000"
+        "\000\250\350\000\000\254\350\000\000\260\350\000\003\264\350\000\002\270\350\000\000\274\350\000"
+        "\000\300\350\000\000\304\350\000\003\310\350\000\002\314\350\000\000\344\350\000\000\350\350\000"
+        "\000\354\350\000\003\360\350\000\002\364\350\000\002\370\350\000\002\374\350\000\002\000\351\000"
+        "\002\004\351\000\002\010\351\000\000\014\351\000\000\020\351\000\000\024\351\000\003\030\351\000"
+        "\002\034\351\000\000 \351\000\000$\351\000\000(\351\000\003,\351\000\0020\351\000"
+        "\000H\351\000\000L\351\000\000P\351\000\003T\351\000\002X\351\000\002\\\351\000"
+        "\002`\351\000\002d\351\000\002h\351\000\002l\351\000\000p\351\000\000t\351\000"
+        "\000x\351\000\003|\351\000\002\200\351\000\000\204\351\000\000\210\351\000\000\214\351\000"
+        "\003\220\351\000\002\224\351\000\000\254\351\000\000\260\351\000\000\264\351\000\003\270\351\000"
+        "\002\274\351\000\002\300\351\000\002\304\351\000\002\310\351\000\002\314\351\000\002\320\351\000"
+        "\000\324\351\000\000\330\351\000\000\334\351\000\003\340\351\000\002\344\351\000\000\350\351\000"
+        "\000\354\351\000\000\360\351\000\003\364\351\000\002\370\351\000\000\020\352\000\000\024\352\000"
+        "\000\030\352\000\003\034\352\000\002 \352\000\002$\352\000\002(\352\000\002,\352\000"
+        "\0020\352\000\0024\352\000\0008\352\000\000<\352\000\000@\352\000\003D\352\000"
+        "\002H\352\000\000L\352\000\000P\352\000\000T\352\000\003X\352\000\002\\\352\000"
+        "\000\350\375\000\000\354\375\000\000\360\375\000\003\364\375\000\002\370\375\000\000\374\375\000"
+        "\000\000\376\000\000\004\376\000\003\010\376\000\002\014\376\000\002\020\376\000\002\024\376\000"
+        "\002\030\376\000\002\034\376\000\002 \376\000\000$\376\000\000(\376\000\000,\376\000"
+        "\0030\376\000\0024\376\000\0008\376\000\000<\376\000\000@\376\000\003D\376\000"
+        "\002H\376\000\000`\376\000\000d\376\000\000h\376\000\003l\376\000\002p\376\000"
+        "\002t\376\000\002x\376\000\002|\376\000\002\200\376\000\002\204\376\000\000\210\376\000"
+        "\000\214\376\000\000\220\376\000\003\224\376\000\002\230\376\000\000\234\376\000\000\240\376\000"
+        "\000\244\376\000\003\250\376\000\002\254\376\000\000\304\376\000\000\310\376\000\000\314\376\000"
+        "\003\320\376\000\002\324\376\000\002\330\376\000\002\334\376\000\002\340\376\000\002\344\376\000"
+        "\002\350\376\000\000\354\376\000\000\360\376\000\000\364\376\000\003\370\376\000\002\374\376\000"
+        "\000\000\377\000\000\004\377\000\000\010\377\000\003\014\377\000\002\020\377\000\000(\377\000"
+        "\000,\377\000\0000\377\000\0034\377\000\0028\377\000\002<\377\000\002@\377\000"
+        "\002D\377\000\002H\377\000\002L\377\000\000P\377\000\000T\377\000\000X\377\000"
+        "\003\\\377\000\002`\377\000\000d\377\000\000h\377\000\000l\377\000\003p\377\000"
+        "\002t\377\000\000\214\377\000\000\220\377\000\000\224\377\000\003\230\377\000\002\234\377\000"
+        "\002\240\377\000\002\244\377\000\002\250\377\000\002\254\377\000\002\260\377\000\000\264\377\000"
+        "\000\270\377\000\000\274\377\000\003\300\377\000\002\304\377\000\000\310\377\000\000\314\377\000"
+        "\000\320\377\000\003\324\377\000\002\330\377\000\000\334\377\000\000\340\377\000\000\344\377\000"
+        "\003\350\377\000\002\354\377\000\000\360\377\000\000\364\377\000\000\370\377\000\003\374\377\000"
+        "\002\000\000\001\002\004\000\001\002\010\000\001\002\014\000\001\002\020\000\001\002\024\000\001"
+        "\000\030\000\001\000\034\000\001\000 \000\001\003$\000\001\002(\000\001\000,\000\001"
+        "\0000\000\001\0004\000\001\0038\000\001\002<\000\001\000T\000\001\000X\000\001"
+        "\000\\\000\001\003`\000\001\002d\000\001\002h\000\001\002l\000\001\002p\000\001"
+        "\002t\000\001\002x\000\001\000|\000\001\000\200\000\001\000\204\000\001\003\210\000\001"
+        "\002\214\000\001\000\220\000\001\000\224\000\001\000\230\000\001\003\234\000\001\002\240\000\001"
+        "\000\270\000\001\000\274\000\001\000\300\000\001\003\304\000\001\002\310\000\001\002\314\000\001"
+        "\002\320\000\001\002\324\000\001\002\330\000\001\002\334\000\001\000\340\000\001\000\344\000\001"
+        "\000\350\000\001\003\354\000\001\002\360\000\001\000\364\000\001\000\370\000\001\000\374\000\001"
+        "\003\000\001\001\002\004\001\001\000\034\001\001\000 \001\001\000$\001\001\003(\001\001"
+        "\002,\001\001\0020\001\001\0024\001\001\0028\001\001\002<\001\001\002@\001\001"
+        "\000D\001\001\000H\001\001\000L\001\001\003P\001\001\002T\001\001\000X\001\001"
+        "\000\\\001\001\000`\001\001\003d\001\001\002h\001\001\000\200\001\001\000\204\001\001"
+        "\000\210\001\001\003\214\001\001\002\220\001\001\002\224\001\001\002\230\001\001\002\234\001\001"
+        "\002\240\001\001\002\244\001\001\000\250\001\001\000\254\001\001\000\260\001\001\003\264\001\001"
+        "\002\270\001\001\000\274\001\001\000\300\001\001\000\304\001\001\003\310\001\001\002\314\001\001"
+        "\000\320\001\001\000\324\001\001\000\330\001\001\003\334\001\001\002\340\001\001\000\344\001\001"
+        "\000\350\001\001\000\354\001\001\003\360\001\001\002\364\001\001\002\370\001\001\002\374\001\001"
+        "\002\000\002\001\002\004\002\001\002\010\002\001\000\014\002\001\000\020\002\001\000\024\002\001"
+        "\003\030\002\001\002\034\002\001\000 \002\001\000$\002\001\000(\002\001\003,\002\001"
+        "\0020\002\001\000H\002\001\000L\002\001\000P\002\001\003T\002\001\002X\002\001"
+        "\002\\\002\001\002`\002\001\002d\002\001\002h\002\001\002l\002\001\000p\002\001"
+        "\000t\002\001\000x\002\001\003|\002\001\002\200\002\001\000\204\002\001\000\210\002\001"
+        "\000\214\002\001\003\220\002\001\002\224\002\001\000\254\002\001\000\260\002\001\000\264\002\001"
+        "\003\270\002\001\002\274\002\001\002\300\002\001\002\304\002\001\002\310\002\001\002\314\002\001"
+        "\002\320\002\001\000\324\002\001\000\330\002\001\000\334\002\001\003\340\002\001\002\344\002\001"
+        "\000\350\002\001\000\354\002\001\000\360\002\001\003\364\002\001\002\370\002\001\000\020\003\001"
+        "\000\024\003\001\000\030\003\001\003\034\003\001\002 \003\001\002$\003\001\002(\003\001"
+        "\002,\003\001\0020\003\001\0024\003\001\0008\003\001\000<\003\001\000@\003\001"
+        "\003D\003\001\002H\003\001\000L\003\001\000P\003\001\000T\003\001\003X\003\001"
+        "\002\\\003\001\000t\003\001\000x\003\001\000|\003\001\003\200\003\001\002\204\003\001"
+        "\002\210\003\001\002\214\003\001\002\220\003\001\002\224\003\001\002\230\003\001\000\234\003\001"
+        "\000\240\003\001\000\244\003\001\003\250\003\001\002\254\003\001\000\260\003\001\000\264\003\001"
+        "\000\270\003\001\003\274\003\001\002\300\003\001\000\304\003\001\000\310\003\001\000\314\003\001"
+        "\003\320\003\001\002\324\003\001\000\330\003\001\000\334\003\001\000\340\003\001\003\344\003\001"
+        "\002\350\003\001\002\354\003\001\002\360\003\001\002\364\003\001\002\370\003\001\002\374\003\001"
+        "\000\000\004\001\000\004\004\001\000\010\004\001\003\014\004\001\002\020\004\001\000\024\004\001"
+        "\000\030\004\001\000\034\004\001\003 \004\001\002$\004\001\000<\004\001\000@\004\001"
+        "\000D\004\001\003H\004\001\002L\004\001\002P\004\001\002T\004\001\002X\004\001"
+        "\002\\\004\001\002`\004\001\000d\004\001\000h\004\001\000l\004\001\003p\004\001"
+        "\002t\004\001\000x\004\001\000|\004\001\000\200\004\001\003\204\004\001\002\210\004\001"
+        "\000\240\004\001\000\244\004\001\000\250\004\001\003\254\004\001\002\260\004\001\002\264\004\001"
+        "\002\270\004\001\002\274\004\001\002\300\004\001\002\304\004\001\000\310\004\001\000\314\004\001"
+        "\000\320\004\001\003\324\004\001\002\330\004\001\000\334\004\001\000\340\004\001\000\344\004\001"
+        "\003\350\004\001\002\354\004\001\000\004\005\001\000\010\005\001\000\014\005\001\003\020\005\001"
+        "\002\024\005\001\002\030\005\001\002\034\005\001\002 \005\001\002$\005\001\002(\005\001"
+        "\000,\005\001\0000\005\001\0004\005\001\0038\005\001\002<\005\001\000@\005\001"
+        "\000D\005\001\000H\005\001\003L\005\001\002P\005\001\000h\005\001\000l\005\001"
+        "\000p\005\001\003t\005\001\002x\005\001\002|\005\001\002\200\005\001\002\204\005\001"
+        "\002\210\005\001\002\214\005\001\000\220\005\001\000\224\005\001\000\230\005\001\003\234\005\001"
+        "\002\240\005\001\000\244\005\001\000\250\005\001\000\254\005\001\003\260\005\001\002\264\005\001";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
         {0x1fffffc0ull, 900, 94},
@@ -783,9 +1063,10 @@ PTXGEN_PTX_DEVICE void atom_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
 /**
  * `atom`: atomic read-modify-write of a memory location, returning the old value (spec: spec/instructions/atom_red.yaml).
  *
+ * Fixed by this wrapper: vec = none.
  * Template parameters:
  *   PtxgenOp: op (and, or, xor, cas, exch, add, inc, dec, min, max).
- *   PtxgenType: type (b16, b32, b64, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2).
+ *   PtxgenType: type (b16, b32, b64, b128, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2).
  *   PtxgenSem: sem (none, relaxed, acquire, release, acq_rel).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster). generic addressing when left out
@@ -798,13 +1079,13 @@ PTXGEN_PTX_DEVICE void atom_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <atom_scalar_op PtxgenOp, atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem = atom_scalar_sem::none, atom_scalar_scope PtxgenScope = atom_scalar_scope::none, atom_scalar_space PtxgenSpace = atom_scalar_space::none, bool PtxgenNoftz = false, bool PtxgenCacheHint = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenType)> atom(
-    detail::reg_t<detail::atom_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenType)> a,
-    detail::reg_t<detail::atom_scalar_type_b(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenType)> b
+PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> atom(
+    detail::reg_t<detail::atom_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::atom_scalar_type_b(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> b
 ) {
-    detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenType)> d{};
+    detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::atom_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 10, static_cast<long long>(PtxgenOp)), 13, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenSem)), 5, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSpace)), 2, (PtxgenNoftz ? 1 : 0)), 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::atom_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 10, static_cast<long long>(PtxgenOp)), 14, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenSem)), 5, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSpace)), 2, (PtxgenNoftz ? 1 : 0)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::atom_checks<PtxgenOp, PtxgenType, PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenNoftz, PtxgenCacheHint>::ok);
     static_assert(!(PtxgenCacheHint),
@@ -825,44 +1106,55 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScop
 namespace detail {
 
 // The 260 forms of atom: form number * 256 + support class, by
-// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// number (4 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct atom_forms1_table {
-    static constexpr int width = 3;
+    static constexpr int width = 4;
     static constexpr char table[] =
-        "\000\365\001\000\371\001\000\011\002\000\015\002\002\035\002\002!\002\0001\002\0005\002"
-        "\000E\002\000I\002\000\351\003\000\355\003\000\375\003\000\001\004\002\021\004\002\025\004"
-        "\000%\004\000)\004\0009\004\000=\004\000Y\033\000]\033\000m\033\000q\033"
-        "\002\201\033\002\205\033\000\225\033\000\231\033\000\251\033\000\255\033\000M\035\000Q\035"
-        "\000a\035\000e\035\002u\035\002y\035\000\211\035\000\215\035\000\235\035\000\241\035"
-        "\000\2754\000\3014\000\3214\000\3254\002\3454\002\3514\000\3714\000\3754"
-        "\000\0155\000\0215\000\2616\000\2656\000\3056\000\3116\002\3316\002\3356"
-        "\000\3556\000\3616\000\0017\000\0057\000\321\204\000\325\204\000\345\204\000\351\204"
-        "\002\371\204\002\375\204\000\015\205\000\021\205\000!\205\000%\205\000\305\206\000\311\206"
-        "\000\331\206\000\335\206\002\355\206\002\361\206\000\001\207\000\005\207\000\025\207\000\031\207"
-        "\000\271\210\000\275\210\000\315\210\000\321\210\002\341\210\002\345\210\000\365\210\000\371\210"
-        "\000\011\211\000\015\211\000\241\214\001\243\214\000\245\214\001\247\214\000\265\214\001\267\214"
-        "\000\271\214\001\273\214\002\311\214\001\313\214\002\315\214\001\317\214\000\335\214\001\337\214"
-        "\000\341\214\001\343\214\000\361\214\001\363\214\000\365\214\001\367\214\000\225\216\000\231\216"
-        "\000\251\216\000\255\216\002\275\216\002\301\216\000\321\216\000\325\216\000\345\216\000\351\216"
-        "\000\213\220\000\217\220\000\237\220\000\243\220\002\263\220\002\267\220\000\307\220\000\313\220"
-        "\000\333\220\000\337\220\000\177\222\000\203\222\000\223\222\000\227\222\002\247\222\002\253\222"
-        "\000\273\222\000\277\222\000\317\222\000\323\222\002s\224\002w\224\002\207\224\002\213\224"
-        "\002\233\224\002\237\224\002\257\224\002\263\224\002\303\224\002\307\224\002g\226\002k\226"
-        "\002{\226\002\177\226\002\217\226\002\223\226\002\243\226\002\247\226\002\267\226\002\273\226"
-        "\0005\236\0009\236\000I\236\000M\236\002]\236\002a\236\000q\236\000u\236"
-        "\000\205\236\000\211\236\000\231\267\000\235\267\000\255\267\000\261\267\002\301\267\002\305\267"
-        "\000\325\267\000\331\267\000\351\267\000\355\267\000\375\320\000\001\321\000\021\321\000\025\321"
-        "\002%\321\002)\321\0009\321\000=\321\000M\321\000Q\321\000\361\322\000\365\322"
-        "\000\005\323\000\011\323\002\031\323\002\035\323\000-\323\0001\323\000A\323\000E\323"
-        "\000\345\324\000\351\324\000\371\324\000\375\324\002\015\325\002\021\325\000!\325\000%\325"
-        "\0005\325\0009\325\000\331\326\000\335\326\000\355\326\000\361\326\002\001\327\002\005\327"
-        "\000\025\327\000\031\327\000)\327\000-\327\000a\352\000e\352\000u\352\000y\352"
-        "\002\211\352\002\215\352\000\235\352\000\241\352\000\261\352\000\265\352\000U\354\000Y\354"
-        "\000i\354\000m\354\002}\354\002\201\354\000\221\354\000\225\354\000\245\354\000\251\354"
-        "\000I\356\000M\356\000]\356\000a\356\002q\356\002u\356\000\205\356\000\211\356"
-        "\000\231\356\000\235\356\000=\360\000A\360\000Q\360\000U\360\002e\360\002i\360"
-        "\000y\360\000}\360\000\215\360\000\221\360";
+        "\000\365\001\000\000\371\001\000\000\011\002\000\000\015\002\000\002\035\002\000\002!\002\000"
+        "\0001\002\000\0005\002\000\000E\002\000\000I\002\000\000\351\003\000\000\355\003\000"
+        "\000\375\003\000\000\001\004\000\002\021\004\000\002\025\004\000\000%\004\000\000)\004\000"
+        "\0009\004\000\000=\004\000\000M\035\000\000Q\035\000\000a\035\000\000e\035\000"
+        "\002u\035\000\002y\035\000\000\211\035\000\000\215\035\000\000\235\035\000\000\241\035\000"
+        "\000A\037\000\000E\037\000\000U\037\000\000Y\037\000\002i\037\000\002m\037\000"
+        "\000}\037\000\000\201\037\000\000\221\037\000\000\225\037\000\000\2458\000\000\2518\000"
+        "\000\2718\000\000\2758\000\002\3158\000\002\3218\000\000\3418\000\000\3458\000"
+        "\000\3658\000\000\3718\000\000\231:\000\000\235:\000\000\255:\000\000\261:\000"
+        "\002\301:\000\002\305:\000\000\325:\000\000\331:\000\000\351:\000\000\355:\000"
+        "\000\211\220\000\000\215\220\000\000\235\220\000\000\241\220\000\002\261\220\000\002\265\220\000"
+        "\000\305\220\000\000\311\220\000\000\331\220\000\000\335\220\000\000}\222\000\000\201\222\000"
+        "\000\221\222\000\000\225\222\000\002\245\222\000\002\251\222\000\000\271\222\000\000\275\222\000"
+        "\000\315\222\000\000\321\222\000\000q\224\000\000u\224\000\000\205\224\000\000\211\224\000"
+        "\002\231\224\000\002\235\224\000\000\255\224\000\000\261\224\000\000\301\224\000\000\305\224\000"
+        "\000Y\230\000\001[\230\000\000]\230\000\001_\230\000\000m\230\000\001o\230\000"
+        "\000q\230\000\001s\230\000\002\201\230\000\001\203\230\000\002\205\230\000\001\207\230\000"
+        "\000\225\230\000\001\227\230\000\000\231\230\000\001\233\230\000\000\251\230\000\001\253\230\000"
+        "\000\255\230\000\001\257\230\000\000M\232\000\000Q\232\000\000a\232\000\000e\232\000"
+        "\002u\232\000\002y\232\000\000\211\232\000\000\215\232\000\000\235\232\000\000\241\232\000"
+        "\000C\234\000\000G\234\000\000W\234\000\000[\234\000\002k\234\000\002o\234\000"
+        "\000\177\234\000\000\203\234\000\000\223\234\000\000\227\234\000\0007\236\000\000;\236\000"
+        "\000K\236\000\000O\236\000\002_\236\000\002c\236\000\000s\236\000\000w\236\000"
+        "\000\207\236\000\000\213\236\000\002+\240\000\002/\240\000\002\?\240\000\002C\240\000"
+        "\002S\240\000\002W\240\000\002g\240\000\002k\240\000\002{\240\000\002\177\240\000"
+        "\002\037\242\000\002#\242\000\0023\242\000\0027\242\000\002G\242\000\002K\242\000"
+        "\002[\242\000\002_\242\000\002o\242\000\002s\242\000\000\341\253\000\000\345\253\000"
+        "\000\365\253\000\000\371\253\000\002\011\254\000\002\015\254\000\000\035\254\000\000!\254\000"
+        "\0001\254\000\0005\254\000\0009\307\000\000=\307\000\000M\307\000\000Q\307\000"
+        "\002a\307\000\002e\307\000\000u\307\000\000y\307\000\000\211\307\000\000\215\307\000"
+        "\000\221\342\000\000\225\342\000\000\245\342\000\000\251\342\000\002\271\342\000\002\275\342\000"
+        "\000\315\342\000\000\321\342\000\000\341\342\000\000\345\342\000\000\205\344\000\000\211\344\000"
+        "\000\231\344\000\000\235\344\000\002\255\344\000\002\261\344\000\000\301\344\000\000\305\344\000"
+        "\000\325\344\000\000\331\344\000\000y\346\000\000}\346\000\000\215\346\000\000\221\346\000"
+        "\002\241\346\000\002\245\346\000\000\265\346\000\000\271\346\000\000\311\346\000\000\315\346\000"
+        "\000m\350\000\000q\350\000\000\201\350\000\000\205\350\000\002\225\350\000\002\231\350\000"
+        "\000\251\350\000\000\255\350\000\000\275\350\000\000\301\350\000\000\351\375\000\000\355\375\000"
+        "\000\375\375\000\000\001\376\000\002\021\376\000\002\025\376\000\000%\376\000\000)\376\000"
+        "\0009\376\000\000=\376\000\000\335\377\000\000\341\377\000\000\361\377\000\000\365\377\000"
+        "\002\005\000\001\002\011\000\001\000\031\000\001\000\035\000\001\000-\000\001\0001\000\001"
+        "\000\321\001\001\000\325\001\001\000\345\001\001\000\351\001\001\002\371\001\001\002\375\001\001"
+        "\000\015\002\001\000\021\002\001\000!\002\001\000%\002\001\000\305\003\001\000\311\003\001"
+        "\000\331\003\001\000\335\003\001\002\355\003\001\002\361\003\001\000\001\004\001\000\005\004\001"
+        "\000\025\004\001\000\031\004\001";
     static constexpr gate gates[] = {
         {0x1ffffffeull, 800, 74},
         {0x1fffffc0ull, 900, 94},
@@ -884,9 +1176,10 @@ PTXGEN_PTX_DEVICE void atom_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3
 /**
  * `atom`: atomic read-modify-write of a memory location, returning the old value (spec: spec/instructions/atom_red.yaml).
  *
+ * Fixed by this wrapper: vec = none.
  * Template parameters:
  *   PtxgenOp: op (and, or, xor, cas, exch, add, inc, dec, min, max).
- *   PtxgenType: type (b16, b32, b64, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2).
+ *   PtxgenType: type (b16, b32, b64, b128, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2).
  *   PtxgenSem: sem (none, relaxed, acquire, release, acq_rel).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster). generic addressing when left out
@@ -900,14 +1193,14 @@ PTXGEN_PTX_DEVICE void atom_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <atom_scalar_op PtxgenOp, atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem = atom_scalar_sem::none, atom_scalar_scope PtxgenScope = atom_scalar_scope::none, atom_scalar_space PtxgenSpace = atom_scalar_space::none, bool PtxgenNoftz = false, bool PtxgenCacheHint = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenType)> atom(
-    detail::reg_t<detail::atom_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenType)> a,
-    detail::reg_t<detail::atom_scalar_type_b(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenType)> b,
+PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> atom(
+    detail::reg_t<detail::atom_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::atom_scalar_type_b(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> b,
     std::uint64_t cache_policy
 ) {
-    detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenType)> d{};
+    detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::atom_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 10, static_cast<long long>(PtxgenOp)), 13, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenSem)), 5, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSpace)), 2, (PtxgenNoftz ? 1 : 0)), 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::atom_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 10, static_cast<long long>(PtxgenOp)), 14, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenSem)), 5, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSpace)), 2, (PtxgenNoftz ? 1 : 0)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::atom_checks<PtxgenOp, PtxgenType, PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenNoftz, PtxgenCacheHint>::ok);
     static_assert(PtxgenCacheHint,
@@ -923,6 +1216,455 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScop
 #endif
     return d;
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 1428 forms of atom_v: form number * 256 + support class, by
+// number (4 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct atom_v_forms0_table {
+    static constexpr int width = 4;
+    static constexpr char table[] =
+        "\000aa\002\000ba\002\001ia\002\001ja\002\000qa\002\000ra\002"
+        "\001ya\002\001za\002\000\261a\002\000\262a\002\001\271a\002\001\272a\002"
+        "\000\301a\002\000\302a\002\001\311a\002\001\312a\002\000\001b\002\000\002b\002"
+        "\001\011b\002\001\012b\002\000\021b\002\000\022b\002\001\031b\002\001\032b\002"
+        "\000Qb\002\000Rb\002\001Yb\002\001Zb\002\000ab\002\000bb\002"
+        "\001ib\002\001jb\002\000\241b\002\000\242b\002\001\251b\002\001\252b\002"
+        "\000\261b\002\000\262b\002\001\271b\002\001\272b\002\000Ac\002\000Bc\002"
+        "\001Ic\002\001Jc\002\000Qc\002\000Rc\002\001Yc\002\001Zc\002"
+        "\000\221c\002\000\222c\002\001\231c\002\001\232c\002\000\241c\002\000\242c\002"
+        "\001\251c\002\001\252c\002\000\341c\002\000\342c\002\001\351c\002\001\352c\002"
+        "\000\361c\002\000\362c\002\001\371c\002\001\372c\002\0001d\002\0002d\002"
+        "\0019d\002\001:d\002\000Ad\002\000Bd\002\001Id\002\001Jd\002"
+        "\000\321d\002\000\322d\002\001\331d\002\001\332d\002\000\341d\002\000\342d\002"
+        "\001\351d\002\001\352d\002\000!e\002\000\"e\002\001)e\002\001*e\002"
+        "\0001e\002\0002e\002\0019e\002\001:e\002\000qe\002\000re\002"
+        "\001ye\002\001ze\002\000\201e\002\000\202e\002\001\211e\002\001\212e\002"
+        "\000\301e\002\000\302e\002\001\311e\002\001\312e\002\000\321e\002\000\322e\002"
+        "\001\331e\002\001\332e\002\000af\002\000bf\002\001if\002\001jf\002"
+        "\000qf\002\000rf\002\001yf\002\001zf\002\000\261f\002\000\262f\002"
+        "\001\271f\002\001\272f\002\000\301f\002\000\302f\002\001\311f\002\001\312f\002"
+        "\000\001g\002\000\002g\002\001\011g\002\001\012g\002\000\021g\002\000\022g\002"
+        "\001\031g\002\001\032g\002\000Qg\002\000Rg\002\001Yg\002\001Zg\002"
+        "\000ag\002\000bg\002\001ig\002\001jg\002\000\361g\002\000\362g\002"
+        "\001\371g\002\001\372g\002\000\001h\002\000\002h\002\001\011h\002\001\012h\002"
+        "\000Ah\002\000Bh\002\001Ih\002\001Jh\002\000Qh\002\000Rh\002"
+        "\001Yh\002\001Zh\002\000\221h\002\000\222h\002\001\231h\002\001\232h\002"
+        "\000\241h\002\000\242h\002\001\251h\002\001\252h\002\000\341h\002\000\342h\002"
+        "\001\351h\002\001\352h\002\000\361h\002\000\362h\002\001\371h\002\001\372h\002"
+        "\000\011q\002\000\012q\002\000\013q\002\000\031q\002\000\032q\002\000\033q\002"
+        "\000Yq\002\000Zq\002\000[q\002\000iq\002\000jq\002\000kq\002"
+        "\000\251q\002\000\252q\002\000\253q\002\000\271q\002\000\272q\002\000\273q\002"
+        "\000\371q\002\000\372q\002\000\373q\002\000\011r\002\000\012r\002\000\013r\002"
+        "\000Ir\002\000Jr\002\000Kr\002\000Yr\002\000Zr\002\000[r\002"
+        "\000\351r\002\000\352r\002\000\353r\002\000\371r\002\000\372r\002\000\373r\002"
+        "\0009s\002\000:s\002\000;s\002\000Is\002\000Js\002\000Ks\002"
+        "\000\211s\002\000\212s\002\000\213s\002\000\231s\002\000\232s\002\000\233s\002"
+        "\000\331s\002\000\332s\002\000\333s\002\000\351s\002\000\352s\002\000\353s\002"
+        "\000yt\002\000zt\002\000{t\002\000\211t\002\000\212t\002\000\213t\002"
+        "\000\311t\002\000\312t\002\000\313t\002\000\331t\002\000\332t\002\000\333t\002"
+        "\000\031u\002\000\032u\002\000\033u\002\000)u\002\000*u\002\000+u\002"
+        "\000iu\002\000ju\002\000ku\002\000yu\002\000zu\002\000{u\002"
+        "\000\011v\002\000\012v\002\000\013v\002\000\031v\002\000\032v\002\000\033v\002"
+        "\000Yv\002\000Zv\002\000[v\002\000iv\002\000jv\002\000kv\002"
+        "\000\251v\002\000\252v\002\000\253v\002\000\271v\002\000\272v\002\000\273v\002"
+        "\000\371v\002\000\372v\002\000\373v\002\000\011w\002\000\012w\002\000\013w\002"
+        "\000\231w\002\000\232w\002\000\233w\002\000\251w\002\000\252w\002\000\253w\002"
+        "\000\351w\002\000\352w\002\000\353w\002\000\371w\002\000\372w\002\000\373w\002"
+        "\0009x\002\000:x\002\000;x\002\000Ix\002\000Jx\002\000Kx\002"
+        "\000\211x\002\000\212x\002\000\213x\002\000\231x\002\000\232x\002\000\233x\002"
+        "\000\331x\002\000\332x\002\000\351x\002\000\352x\002\000)y\002\000*y\002"
+        "\0009y\002\000:y\002\000yy\002\000zy\002\000\211y\002\000\212y\002"
+        "\000\311y\002\000\312y\002\000\331y\002\000\332y\002\000\031z\002\000\032z\002"
+        "\000)z\002\000*z\002\000\271z\002\000\272z\002\000\311z\002\000\312z\002"
+        "\000\011{\002\000\012{\002\000\031{\002\000\032{\002\000Y{\002\000Z{\002"
+        "\000i{\002\000j{\002\000\251{\002\000\252{\002\000\271{\002\000\272{\002"
+        "\000I|\002\000J|\002\000Y|\002\000Z|\002\000\231|\002\000\232|\002"
+        "\000\251|\002\000\252|\002\000\351|\002\000\352|\002\000\371|\002\000\372|\002"
+        "\0009}\002\000:}\002\000I}\002\000J}\002\000\331}\002\000\332}\002"
+        "\000\351}\002\000\352}\002\000)~\002\000*~\002\0009~\002\000:~\002"
+        "\000y~\002\000z~\002\000\211~\002\000\212~\002\000\311~\002\000\312~\002"
+        "\000\331~\002\000\332~\002\000i\177\002\000j\177\002\000y\177\002\000z\177\002"
+        "\000\271\177\002\000\272\177\002\000\311\177\002\000\312\177\002\000\011\200\002\000\012\200\002"
+        "\000\031\200\002\000\032\200\002\000Y\200\002\000Z\200\002\000i\200\002\000j\200\002"
+        "\000\251\200\002\000\252\200\002\000\253\200\002\000\271\200\002\000\272\200\002\000\273\200\002"
+        "\000\371\200\002\000\372\200\002\000\373\200\002\000\011\201\002\000\012\201\002\000\013\201\002"
+        "\000I\201\002\000J\201\002\000K\201\002\000Y\201\002\000Z\201\002\000[\201\002"
+        "\000\231\201\002\000\232\201\002\000\233\201\002\000\251\201\002\000\252\201\002\000\253\201\002"
+        "\000\351\201\002\000\352\201\002\000\353\201\002\000\371\201\002\000\372\201\002\000\373\201\002"
+        "\000\211\202\002\000\212\202\002\000\213\202\002\000\231\202\002\000\232\202\002\000\233\202\002"
+        "\000\331\202\002\000\332\202\002\000\333\202\002\000\351\202\002\000\352\202\002\000\353\202\002"
+        "\000)\203\002\000*\203\002\000+\203\002\0009\203\002\000:\203\002\000;\203\002"
+        "\000y\203\002\000z\203\002\000{\203\002\000\211\203\002\000\212\203\002\000\213\203\002"
+        "\000\031\204\002\000\032\204\002\000\033\204\002\000)\204\002\000*\204\002\000+\204\002"
+        "\000i\204\002\000j\204\002\000k\204\002\000y\204\002\000z\204\002\000{\204\002"
+        "\000\271\204\002\000\272\204\002\000\273\204\002\000\311\204\002\000\312\204\002\000\313\204\002"
+        "\000\011\205\002\000\012\205\002\000\013\205\002\000\031\205\002\000\032\205\002\000\033\205\002"
+        "\000\251\205\002\000\252\205\002\000\253\205\002\000\271\205\002\000\272\205\002\000\273\205\002"
+        "\000\371\205\002\000\372\205\002\000\373\205\002\000\011\206\002\000\012\206\002\000\013\206\002"
+        "\000I\206\002\000J\206\002\000K\206\002\000Y\206\002\000Z\206\002\000[\206\002"
+        "\000\231\206\002\000\232\206\002\000\233\206\002\000\251\206\002\000\252\206\002\000\253\206\002"
+        "\0009\207\002\000:\207\002\000;\207\002\000I\207\002\000J\207\002\000K\207\002"
+        "\000\211\207\002\000\212\207\002\000\213\207\002\000\231\207\002\000\232\207\002\000\233\207\002"
+        "\000\331\207\002\000\332\207\002\000\333\207\002\000\351\207\002\000\352\207\002\000\353\207\002"
+        "\000)\210\002\000*\210\002\000+\210\002\0009\210\002\000:\210\002\000;\210\002"
+        "\000y\210\002\000z\210\002\000\211\210\002\000\212\210\002\000\311\210\002\000\312\210\002"
+        "\000\331\210\002\000\332\210\002\000\031\211\002\000\032\211\002\000)\211\002\000*\211\002"
+        "\000i\211\002\000j\211\002\000y\211\002\000z\211\002\000\271\211\002\000\272\211\002"
+        "\000\311\211\002\000\312\211\002\000Y\212\002\000Z\212\002\000i\212\002\000j\212\002"
+        "\000\251\212\002\000\252\212\002\000\271\212\002\000\272\212\002\000\371\212\002\000\372\212\002"
+        "\000\011\213\002\000\012\213\002\000I\213\002\000J\213\002\000Y\213\002\000Z\213\002"
+        "\000\351\213\002\000\352\213\002\000\371\213\002\000\372\213\002\0009\214\002\000:\214\002"
+        "\000I\214\002\000J\214\002\000\211\214\002\000\212\214\002\000\231\214\002\000\232\214\002"
+        "\000\331\214\002\000\332\214\002\000\351\214\002\000\352\214\002\000y\215\002\000z\215\002"
+        "\000\211\215\002\000\212\215\002\000\311\215\002\000\312\215\002\000\331\215\002\000\332\215\002"
+        "\000\031\216\002\000\032\216\002\000)\216\002\000*\216\002\000i\216\002\000j\216\002"
+        "\000y\216\002\000z\216\002\000\011\217\002\000\012\217\002\000\031\217\002\000\032\217\002"
+        "\000Y\217\002\000Z\217\002\000i\217\002\000j\217\002\000\251\217\002\000\252\217\002"
+        "\000\271\217\002\000\272\217\002\000\371\217\002\000\372\217\002\000\011\220\002\000\012\220\002"
+        "\000)\271\003\000*\271\003\000+\271\003\0009\271\003\000:\271\003\000;\271\003"
+        "\000y\271\003\000z\271\003\000{\271\003\000\211\271\003\000\212\271\003\000\213\271\003"
+        "\000\311\271\003\000\312\271\003\000\313\271\003\000\331\271\003\000\332\271\003\000\333\271\003"
+        "\000\031\272\003\000\032\272\003\000\033\272\003\000)\272\003\000*\272\003\000+\272\003"
+        "\000i\272\003\000j\272\003\000k\272\003\000y\272\003\000z\272\003\000{\272\003"
+        "\000\011\273\003\000\012\273\003\000\013\273\003\000\031\273\003\000\032\273\003\000\033\273\003"
+        "\000Y\273\003\000Z\273\003\000[\273\003\000i\273\003\000j\273\003\000k\273\003"
+        "\000\251\273\003\000\252\273\003\000\253\273\003\000\271\273\003\000\272\273\003\000\273\273\003"
+        "\000\371\273\003\000\372\273\003\000\373\273\003\000\011\274\003\000\012\274\003\000\013\274\003"
+        "\000\231\274\003\000\232\274\003\000\233\274\003\000\251\274\003\000\252\274\003\000\253\274\003"
+        "\000\351\274\003\000\352\274\003\000\353\274\003\000\371\274\003\000\372\274\003\000\373\274\003"
+        "\0009\275\003\000:\275\003\000;\275\003\000I\275\003\000J\275\003\000K\275\003"
+        "\000\211\275\003\000\212\275\003\000\213\275\003\000\231\275\003\000\232\275\003\000\233\275\003"
+        "\000)\276\003\000*\276\003\000+\276\003\0009\276\003\000:\276\003\000;\276\003"
+        "\000y\276\003\000z\276\003\000{\276\003\000\211\276\003\000\212\276\003\000\213\276\003"
+        "\000\311\276\003\000\312\276\003\000\313\276\003\000\331\276\003\000\332\276\003\000\333\276\003"
+        "\000\031\277\003\000\032\277\003\000\033\277\003\000)\277\003\000*\277\003\000+\277\003"
+        "\000\271\277\003\000\272\277\003\000\273\277\003\000\311\277\003\000\312\277\003\000\313\277\003"
+        "\000\011\300\003\000\012\300\003\000\013\300\003\000\031\300\003\000\032\300\003\000\033\300\003"
+        "\000Y\300\003\000Z\300\003\000[\300\003\000i\300\003\000j\300\003\000k\300\003"
+        "\000\251\300\003\000\252\300\003\000\253\300\003\000\271\300\003\000\272\300\003\000\273\300\003"
+        "\000\371\300\003\000\372\300\003\000\011\301\003\000\012\301\003\000I\301\003\000J\301\003"
+        "\000Y\301\003\000Z\301\003\000\231\301\003\000\232\301\003\000\251\301\003\000\252\301\003"
+        "\000\351\301\003\000\352\301\003\000\371\301\003\000\372\301\003\0009\302\003\000:\302\003"
+        "\000I\302\003\000J\302\003\000\331\302\003\000\332\302\003\000\351\302\003\000\352\302\003"
+        "\000)\303\003\000*\303\003\0009\303\003\000:\303\003\000y\303\003\000z\303\003"
+        "\000\211\303\003\000\212\303\003\000\311\303\003\000\312\303\003\000\331\303\003\000\332\303\003"
+        "\000i\304\003\000j\304\003\000y\304\003\000z\304\003\000\271\304\003\000\272\304\003"
+        "\000\311\304\003\000\312\304\003\000\011\305\003\000\012\305\003\000\031\305\003\000\032\305\003"
+        "\000Y\305\003\000Z\305\003\000i\305\003\000j\305\003\000\371\305\003\000\372\305\003"
+        "\000\011\306\003\000\012\306\003\000I\306\003\000J\306\003\000Y\306\003\000Z\306\003"
+        "\000\231\306\003\000\232\306\003\000\251\306\003\000\252\306\003\000\351\306\003\000\352\306\003"
+        "\000\371\306\003\000\372\306\003\000\211\307\003\000\212\307\003\000\231\307\003\000\232\307\003"
+        "\000\331\307\003\000\332\307\003\000\351\307\003\000\352\307\003\000)\310\003\000*\310\003"
+        "\0009\310\003\000:\310\003\000y\310\003\000z\310\003\000\211\310\003\000\212\310\003"
+        "\000\311\310\003\000\312\310\003\000\313\310\003\000\331\310\003\000\332\310\003\000\333\310\003"
+        "\000\031\311\003\000\032\311\003\000\033\311\003\000)\311\003\000*\311\003\000+\311\003"
+        "\000i\311\003\000j\311\003\000k\311\003\000y\311\003\000z\311\003\000{\311\003"
+        "\000\271\311\003\000\272\311\003\000\273\311\003\000\311\311\003\000\312\311\003\000\313\311\003"
+        "\000\011\312\003\000\012\312\003\000\013\312\003\000\031\312\003\000\032\312\003\000\033\312\003"
+        "\000\251\312\003\000\252\312\003\000\253\312\003\000\271\312\003\000\272\312\003\000\273\312\003"
+        "\000\371\312\003\000\372\312\003\000\373\312\003\000\011\313\003\000\012\313\003\000\013\313\003"
+        "\000I\313\003\000J\313\003\000K\313\003\000Y\313\003\000Z\313\003\000[\313\003"
+        "\000\231\313\003\000\232\313\003\000\233\313\003\000\251\313\003\000\252\313\003\000\253\313\003"
+        "\0009\314\003\000:\314\003\000;\314\003\000I\314\003\000J\314\003\000K\314\003"
+        "\000\211\314\003\000\212\314\003\000\213\314\003\000\231\314\003\000\232\314\003\000\233\314\003"
+        "\000\331\314\003\000\332\314\003\000\333\314\003\000\351\314\003\000\352\314\003\000\353\314\003"
+        "\000)\315\003\000*\315\003\000+\315\003\0009\315\003\000:\315\003\000;\315\003"
+        "\000\311\315\003\000\312\315\003\000\313\315\003\000\331\315\003\000\332\315\003\000\333\315\003"
+        "\000\031\316\003\000\032\316\003\000\033\316\003\000)\316\003\000*\316\003\000+\316\003"
+        "\000i\316\003\000j\316\003\000k\316\003\000y\316\003\000z\316\003\000{\316\003"
+        "\000\271\316\003\000\272\316\003\000\273\316\003\000\311\316\003\000\312\316\003\000\313\316\003"
+        "\000Y\317\003\000Z\317\003\000[\317\003\000i\317\003\000j\317\003\000k\317\003"
+        "\000\251\317\003\000\252\317\003\000\253\317\003\000\271\317\003\000\272\317\003\000\273\317\003"
+        "\000\371\317\003\000\372\317\003\000\373\317\003\000\011\320\003\000\012\320\003\000\013\320\003"
+        "\000I\320\003\000J\320\003\000K\320\003\000Y\320\003\000Z\320\003\000[\320\003"
+        "\000\231\320\003\000\232\320\003\000\251\320\003\000\252\320\003\000\351\320\003\000\352\320\003"
+        "\000\371\320\003\000\372\320\003\0009\321\003\000:\321\003\000I\321\003\000J\321\003"
+        "\000\211\321\003\000\212\321\003\000\231\321\003\000\232\321\003\000\331\321\003\000\332\321\003"
+        "\000\351\321\003\000\352\321\003\000y\322\003\000z\322\003\000\211\322\003\000\212\322\003"
+        "\000\311\322\003\000\312\322\003\000\331\322\003\000\332\322\003\000\031\323\003\000\032\323\003"
+        "\000)\323\003\000*\323\003\000i\323\003\000j\323\003\000y\323\003\000z\323\003"
+        "\000\011\324\003\000\012\324\003\000\031\324\003\000\032\324\003\000Y\324\003\000Z\324\003"
+        "\000i\324\003\000j\324\003\000\251\324\003\000\252\324\003\000\271\324\003\000\272\324\003"
+        "\000\371\324\003\000\372\324\003\000\011\325\003\000\012\325\003\000\231\325\003\000\232\325\003"
+        "\000\251\325\003\000\252\325\003\000\351\325\003\000\352\325\003\000\371\325\003\000\372\325\003"
+        "\0009\326\003\000:\326\003\000I\326\003\000J\326\003\000\211\326\003\000\212\326\003"
+        "\000\231\326\003\000\232\326\003\000)\327\003\000*\327\003\0009\327\003\000:\327\003"
+        "\000y\327\003\000z\327\003\000\211\327\003\000\212\327\003\000\311\327\003\000\312\327\003"
+        "\000\331\327\003\000\332\327\003\000\031\330\003\000\032\330\003\000)\330\003\000*\330\003"
+        "\000\211&\004\000\212&\004\000\213&\004\000\231&\004\000\232&\004\000\233&\004"
+        "\000\331&\004\000\332&\004\000\333&\004\000\351&\004\000\352&\004\000\353&\004"
+        "\000)'\004\000*'\004\000+'\004\0009'\004\000:'\004\000;'\004"
+        "\000y'\004\000z'\004\000{'\004\000\211'\004\000\212'\004\000\213'\004"
+        "\000\311'\004\000\312'\004\000\313'\004\000\331'\004\000\332'\004\000\333'\004"
+        "\000i(\004\000j(\004\000k(\004\000y(\004\000z(\004\000{(\004"
+        "\000\271(\004\000\272(\004\000\273(\004\000\311(\004\000\312(\004\000\313(\004"
+        "\000\011)\004\000\012)\004\000\013)\004\000\031)\004\000\032)\004\000\033)\004"
+        "\000Y)\004\000Z)\004\000[)\004\000i)\004\000j)\004\000k)\004"
+        "\000\371)\004\000\372)\004\000\373)\004\000\011*\004\000\012*\004\000\013*\004"
+        "\000I*\004\000J*\004\000K*\004\000Y*\004\000Z*\004\000[*\004"
+        "\000\231*\004\000\232*\004\000\233*\004\000\251*\004\000\252*\004\000\253*\004"
+        "\000\351*\004\000\352*\004\000\353*\004\000\371*\004\000\372*\004\000\373*\004"
+        "\000\211+\004\000\212+\004\000\213+\004\000\231+\004\000\232+\004\000\233+\004"
+        "\000\331+\004\000\332+\004\000\333+\004\000\351+\004\000\352+\004\000\353+\004"
+        "\000),\004\000*,\004\000+,\004\0009,\004\000:,\004\000;,\004"
+        "\000y,\004\000z,\004\000{,\004\000\211,\004\000\212,\004\000\213,\004"
+        "\000\031-\004\000\032-\004\000\033-\004\000)-\004\000*-\004\000+-\004"
+        "\000i-\004\000j-\004\000k-\004\000y-\004\000z-\004\000{-\004"
+        "\000\271-\004\000\272-\004\000\273-\004\000\311-\004\000\312-\004\000\313-\004"
+        "\000\011.\004\000\012.\004\000\013.\004\000\031.\004\000\032.\004\000\033.\004"
+        "\000Y.\004\000Z.\004\000i.\004\000j.\004\000\251.\004\000\252.\004"
+        "\000\271.\004\000\272.\004\000\371.\004\000\372.\004\000\011/\004\000\012/\004"
+        "\000I/\004\000J/\004\000Y/\004\000Z/\004\000\231/\004\000\232/\004"
+        "\000\251/\004\000\252/\004\00090\004\000:0\004\000I0\004\000J0\004"
+        "\000\2110\004\000\2120\004\000\2310\004\000\2320\004\000\3310\004\000\3320\004"
+        "\000\3510\004\000\3520\004\000)1\004\000*1\004\00091\004\000:1\004"
+        "\000\3111\004\000\3121\004\000\3311\004\000\3321\004\000\0312\004\000\0322\004"
+        "\000)2\004\000*2\004\000i2\004\000j2\004\000y2\004\000z2\004"
+        "\000\2712\004\000\2722\004\000\3112\004\000\3122\004\000Y3\004\000Z3\004"
+        "\000i3\004\000j3\004\000\2513\004\000\2523\004\000\2713\004\000\2723\004"
+        "\000\3713\004\000\3723\004\000\0114\004\000\0124\004\000I4\004\000J4\004"
+        "\000Y4\004\000Z4\004\000\3514\004\000\3524\004\000\3714\004\000\3724\004"
+        "\00095\004\000:5\004\000I5\004\000J5\004\000\2115\004\000\2125\004"
+        "\000\2315\004\000\2325\004\000\3315\004\000\3325\004\000\3515\004\000\3525\004"
+        "\000)6\004\000*6\004\000+6\004\00096\004\000:6\004\000;6\004"
+        "\000y6\004\000z6\004\000{6\004\000\2116\004\000\2126\004\000\2136\004"
+        "\000\3116\004\000\3126\004\000\3136\004\000\3316\004\000\3326\004\000\3336\004"
+        "\000\0317\004\000\0327\004\000\0337\004\000)7\004\000*7\004\000+7\004"
+        "\000i7\004\000j7\004\000k7\004\000y7\004\000z7\004\000{7\004"
+        "\000\0118\004\000\0128\004\000\0138\004\000\0318\004\000\0328\004\000\0338\004"
+        "\000Y8\004\000Z8\004\000[8\004\000i8\004\000j8\004\000k8\004"
+        "\000\2518\004\000\2528\004\000\2538\004\000\2718\004\000\2728\004\000\2738\004"
+        "\000\3718\004\000\3728\004\000\3738\004\000\0119\004\000\0129\004\000\0139\004"
+        "\000\2319\004\000\2329\004\000\2339\004\000\2519\004\000\2529\004\000\2539\004"
+        "\000\3519\004\000\3529\004\000\3539\004\000\3719\004\000\3729\004\000\3739\004"
+        "\0009:\004\000::\004\000;:\004\000I:\004\000J:\004\000K:\004"
+        "\000\211:\004\000\212:\004\000\213:\004\000\231:\004\000\232:\004\000\233:\004"
+        "\000);\004\000*;\004\000+;\004\0009;\004\000:;\004\000;;\004"
+        "\000y;\004\000z;\004\000{;\004\000\211;\004\000\212;\004\000\213;\004"
+        "\000\311;\004\000\312;\004\000\313;\004\000\331;\004\000\332;\004\000\333;\004"
+        "\000\031<\004\000\032<\004\000\033<\004\000)<\004\000*<\004\000+<\004"
+        "\000\271<\004\000\272<\004\000\273<\004\000\311<\004\000\312<\004\000\313<\004"
+        "\000\011=\004\000\012=\004\000\013=\004\000\031=\004\000\032=\004\000\033=\004"
+        "\000Y=\004\000Z=\004\000[=\004\000i=\004\000j=\004\000k=\004"
+        "\000\251=\004\000\252=\004\000\253=\004\000\271=\004\000\272=\004\000\273=\004"
+        "\000\371=\004\000\372=\004\000\011>\004\000\012>\004\000I>\004\000J>\004"
+        "\000Y>\004\000Z>\004\000\231>\004\000\232>\004\000\251>\004\000\252>\004"
+        "\000\351>\004\000\352>\004\000\371>\004\000\372>\004\0009\?\004\000:\?\004"
+        "\000I\?\004\000J\?\004\000\331\?\004\000\332\?\004\000\351\?\004\000\352\?\004"
+        "\000)@\004\000*@\004\0009@\004\000:@\004\000y@\004\000z@\004"
+        "\000\211@\004\000\212@\004\000\311@\004\000\312@\004\000\331@\004\000\332@\004"
+        "\000iA\004\000jA\004\000yA\004\000zA\004\000\271A\004\000\272A\004"
+        "\000\311A\004\000\312A\004\000\011B\004\000\012B\004\000\031B\004\000\032B\004"
+        "\000YB\004\000ZB\004\000iB\004\000jB\004\000\371B\004\000\372B\004"
+        "\000\011C\004\000\012C\004\000IC\004\000JC\004\000YC\004\000ZC\004"
+        "\000\231C\004\000\232C\004\000\251C\004\000\252C\004\000\351C\004\000\352C\004"
+        "\000\371C\004\000\372C\004\000\211D\004\000\212D\004\000\231D\004\000\232D\004"
+        "\000\331D\004\000\332D\004\000\351D\004\000\352D\004\000)E\004\000*E\004"
+        "\0009E\004\000:E\004\000yE\004\000zE\004\000\211E\004\000\212E\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 81},
+        {0x1fffffc0ull, 900, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_atom_v_is_only_on_sm_90_and_later_from_ptx_isa_8_1,
+        &ptxgen_unsupported_target_atom_v_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+    };
+};
+// Their asm statements, by position in that table (atom_red.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void atom_v_forms0(PtxgenA0& dv, PtxgenA1 a, const PtxgenA2& bv);
+
+}  // namespace detail
+#endif
+
+/**
+ * `atom`: atomic read-modify-write of a memory location, returning the old value (spec: spec/instructions/atom_red.yaml).
+ *
+ * Template parameters:
+ *   PtxgenOp: op (and, or, xor, cas, exch, add, inc, dec, min, max).
+ *   PtxgenType: type (b16, b32, b64, b128, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2).
+ *   PtxgenSem: sem (none, relaxed, acquire, release, acq_rel).
+ *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
+ *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster). generic addressing when left out
+ *   PtxgenNoftz: noftz (true / false).
+ *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenVec: vec (none, v2, v4, v8). a vector of .f16/.bf16 (.v2, .v4, .v8), .f16x2/.bf16x2 or .f32 (.v2, .v4) on .global or generic addresses
+ * Operands:
+ *   dv: the old values
+ *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
+ *   bv: the operands, one per element
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <atom_scalar_op PtxgenOp, atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem = atom_scalar_sem::none, atom_scalar_scope PtxgenScope = atom_scalar_scope::none, atom_scalar_space PtxgenSpace = atom_scalar_space::none, bool PtxgenNoftz = false, bool PtxgenCacheHint = false, atom_scalar_vec PtxgenVec = atom_scalar_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+PTXGEN_PTX_DEVICE void atom_v(
+    PtxgenElem0 (&dv)[PtxgenLength0],
+    detail::reg_t<detail::atom_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType)> a,
+    const PtxgenElem1 (&bv)[PtxgenLength1]
+) {
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::atom_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 10, static_cast<long long>(PtxgenOp)), 14, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenSem)), 5, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSpace)), 2, (PtxgenNoftz ? 1 : 0)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenVec))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::atom_v_checks<PtxgenOp, PtxgenType, PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenNoftz, PtxgenCacheHint, PtxgenVec>::ok);
+    static_assert(!(PtxgenCacheHint),
+                  "ptxgen: atom: operand cache_policy is required when cache_hint = true");
+    static_assert(detail::atom_scalar_dv_element_type<detail::reg_or_t<detail::atom_scalar_type_dv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_dv_length = static_cast<decltype(sizeof(0))>(detail::atom_scalar_count_dv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType));
+    static_assert(detail::atom_scalar_dv_length<ptxgen_dv_length == 0 ? PtxgenLength0 : ptxgen_dv_length, PtxgenLength0>::ok);
+    static_assert(detail::atom_scalar_bv_element_type<detail::reg_or_t<detail::atom_scalar_type_bv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType), PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_bv_length = static_cast<decltype(sizeof(0))>(detail::atom_scalar_count_bv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType));
+    static_assert(detail::atom_scalar_bv_length<ptxgen_bv_length == 0 ? PtxgenLength1 : ptxgen_bv_length, PtxgenLength1>::ok);
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: atom: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::atom_v_forms0<ptxgen_f::index>(dv, a, bv);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 340 forms of atom_v: form number * 256 + support class, by
+// number (4 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct atom_v_forms1_table {
+    static constexpr int width = 4;
+    static constexpr char table[] =
+        "\000ea\002\000fa\002\001ma\002\001na\002\000ua\002\000va\002"
+        "\001}a\002\001~a\002\000\265a\002\000\266a\002\001\275a\002\001\276a\002"
+        "\000\305a\002\000\306a\002\001\315a\002\001\316a\002\000\005b\002\000\006b\002"
+        "\001\015b\002\001\016b\002\000\025b\002\000\026b\002\001\035b\002\001\036b\002"
+        "\000Ub\002\000Vb\002\001]b\002\001^b\002\000eb\002\000fb\002"
+        "\001mb\002\001nb\002\000\245b\002\000\246b\002\001\255b\002\001\256b\002"
+        "\000\265b\002\000\266b\002\001\275b\002\001\276b\002\000\015q\002\000\016q\002"
+        "\000\017q\002\000\035q\002\000\036q\002\000\037q\002\000]q\002\000^q\002"
+        "\000_q\002\000mq\002\000nq\002\000oq\002\000\255q\002\000\256q\002"
+        "\000\257q\002\000\275q\002\000\276q\002\000\277q\002\000\375q\002\000\376q\002"
+        "\000\377q\002\000\015r\002\000\016r\002\000\017r\002\000Mr\002\000Nr\002"
+        "\000Or\002\000]r\002\000^r\002\000_r\002\000\335x\002\000\336x\002"
+        "\000\355x\002\000\356x\002\000-y\002\000.y\002\000=y\002\000>y\002"
+        "\000}y\002\000~y\002\000\215y\002\000\216y\002\000\315y\002\000\316y\002"
+        "\000\335y\002\000\336y\002\000\035z\002\000\036z\002\000-z\002\000.z\002"
+        "\000\255\200\002\000\256\200\002\000\257\200\002\000\275\200\002\000\276\200\002\000\277\200\002"
+        "\000\375\200\002\000\376\200\002\000\377\200\002\000\015\201\002\000\016\201\002\000\017\201\002"
+        "\000M\201\002\000N\201\002\000O\201\002\000]\201\002\000^\201\002\000_\201\002"
+        "\000\235\201\002\000\236\201\002\000\237\201\002\000\255\201\002\000\256\201\002\000\257\201\002"
+        "\000\355\201\002\000\356\201\002\000\357\201\002\000\375\201\002\000\376\201\002\000\377\201\002"
+        "\000}\210\002\000~\210\002\000\215\210\002\000\216\210\002\000\315\210\002\000\316\210\002"
+        "\000\335\210\002\000\336\210\002\000\035\211\002\000\036\211\002\000-\211\002\000.\211\002"
+        "\000m\211\002\000n\211\002\000}\211\002\000~\211\002\000\275\211\002\000\276\211\002"
+        "\000\315\211\002\000\316\211\002\000-\271\003\000.\271\003\000/\271\003\000=\271\003"
+        "\000>\271\003\000\?\271\003\000}\271\003\000~\271\003\000\177\271\003\000\215\271\003"
+        "\000\216\271\003\000\217\271\003\000\315\271\003\000\316\271\003\000\317\271\003\000\335\271\003"
+        "\000\336\271\003\000\337\271\003\000\035\272\003\000\036\272\003\000\037\272\003\000-\272\003"
+        "\000.\272\003\000/\272\003\000m\272\003\000n\272\003\000o\272\003\000}\272\003"
+        "\000~\272\003\000\177\272\003\000\375\300\003\000\376\300\003\000\015\301\003\000\016\301\003"
+        "\000M\301\003\000N\301\003\000]\301\003\000^\301\003\000\235\301\003\000\236\301\003"
+        "\000\255\301\003\000\256\301\003\000\355\301\003\000\356\301\003\000\375\301\003\000\376\301\003"
+        "\000=\302\003\000>\302\003\000M\302\003\000N\302\003\000\315\310\003\000\316\310\003"
+        "\000\317\310\003\000\335\310\003\000\336\310\003\000\337\310\003\000\035\311\003\000\036\311\003"
+        "\000\037\311\003\000-\311\003\000.\311\003\000/\311\003\000m\311\003\000n\311\003"
+        "\000o\311\003\000}\311\003\000~\311\003\000\177\311\003\000\275\311\003\000\276\311\003"
+        "\000\277\311\003\000\315\311\003\000\316\311\003\000\317\311\003\000\015\312\003\000\016\312\003"
+        "\000\017\312\003\000\035\312\003\000\036\312\003\000\037\312\003\000\235\320\003\000\236\320\003"
+        "\000\255\320\003\000\256\320\003\000\355\320\003\000\356\320\003\000\375\320\003\000\376\320\003"
+        "\000=\321\003\000>\321\003\000M\321\003\000N\321\003\000\215\321\003\000\216\321\003"
+        "\000\235\321\003\000\236\321\003\000\335\321\003\000\336\321\003\000\355\321\003\000\356\321\003"
+        "\000\215&\004\000\216&\004\000\217&\004\000\235&\004\000\236&\004\000\237&\004"
+        "\000\335&\004\000\336&\004\000\337&\004\000\355&\004\000\356&\004\000\357&\004"
+        "\000-'\004\000.'\004\000/'\004\000='\004\000>'\004\000\?'\004"
+        "\000}'\004\000~'\004\000\177'\004\000\215'\004\000\216'\004\000\217'\004"
+        "\000\315'\004\000\316'\004\000\317'\004\000\335'\004\000\336'\004\000\337'\004"
+        "\000].\004\000^.\004\000m.\004\000n.\004\000\255.\004\000\256.\004"
+        "\000\275.\004\000\276.\004\000\375.\004\000\376.\004\000\015/\004\000\016/\004"
+        "\000M/\004\000N/\004\000]/\004\000^/\004\000\235/\004\000\236/\004"
+        "\000\255/\004\000\256/\004\000-6\004\000.6\004\000/6\004\000=6\004"
+        "\000>6\004\000\?6\004\000}6\004\000~6\004\000\1776\004\000\2156\004"
+        "\000\2166\004\000\2176\004\000\3156\004\000\3166\004\000\3176\004\000\3356\004"
+        "\000\3366\004\000\3376\004\000\0357\004\000\0367\004\000\0377\004\000-7\004"
+        "\000.7\004\000/7\004\000m7\004\000n7\004\000o7\004\000}7\004"
+        "\000~7\004\000\1777\004\000\375=\004\000\376=\004\000\015>\004\000\016>\004"
+        "\000M>\004\000N>\004\000]>\004\000^>\004\000\235>\004\000\236>\004"
+        "\000\255>\004\000\256>\004\000\355>\004\000\356>\004\000\375>\004\000\376>\004"
+        "\000=\?\004\000>\?\004\000M\?\004\000N\?\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 81},
+        {0x1fffffc0ull, 900, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_atom_v_is_only_on_sm_90_and_later_from_ptx_isa_8_1,
+        &ptxgen_unsupported_target_atom_v_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+    };
+};
+// Their asm statements, by position in that table (atom_red.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void atom_v_forms1(PtxgenA0& dv, PtxgenA1 a, const PtxgenA2& bv, PtxgenA3 cache_policy);
+
+}  // namespace detail
+#endif
+
+/**
+ * `atom`: atomic read-modify-write of a memory location, returning the old value (spec: spec/instructions/atom_red.yaml).
+ *
+ * Template parameters:
+ *   PtxgenOp: op (and, or, xor, cas, exch, add, inc, dec, min, max).
+ *   PtxgenType: type (b16, b32, b64, b128, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2).
+ *   PtxgenSem: sem (none, relaxed, acquire, release, acq_rel).
+ *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
+ *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster). generic addressing when left out
+ *   PtxgenNoftz: noftz (true / false).
+ *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenVec: vec (none, v2, v4, v8). a vector of .f16/.bf16 (.v2, .v4, .v8), .f16x2/.bf16x2 or .f32 (.v2, .v4) on .global or generic addresses
+ * Operands:
+ *   dv: the old values
+ *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
+ *   bv: the operands, one per element
+ *   cache_policy: the cache policy (createpolicy)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <atom_scalar_op PtxgenOp, atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem = atom_scalar_sem::none, atom_scalar_scope PtxgenScope = atom_scalar_scope::none, atom_scalar_space PtxgenSpace = atom_scalar_space::none, bool PtxgenNoftz = false, bool PtxgenCacheHint = false, atom_scalar_vec PtxgenVec = atom_scalar_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenElem1, decltype(sizeof(0)) PtxgenLength1>
+PTXGEN_PTX_DEVICE void atom_v(
+    PtxgenElem0 (&dv)[PtxgenLength0],
+    detail::reg_t<detail::atom_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType)> a,
+    const PtxgenElem1 (&bv)[PtxgenLength1],
+    std::uint64_t cache_policy
+) {
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::atom_v_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 10, static_cast<long long>(PtxgenOp)), 14, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenSem)), 5, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSpace)), 2, (PtxgenNoftz ? 1 : 0)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenVec))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::atom_v_checks<PtxgenOp, PtxgenType, PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenNoftz, PtxgenCacheHint, PtxgenVec>::ok);
+    static_assert(PtxgenCacheHint,
+                  "ptxgen: atom: operand cache_policy is only allowed when cache_hint = true");
+    static_assert(detail::atom_scalar_dv_element_type<detail::reg_or_t<detail::atom_scalar_type_dv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_dv_length = static_cast<decltype(sizeof(0))>(detail::atom_scalar_count_dv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType));
+    static_assert(detail::atom_scalar_dv_length<ptxgen_dv_length == 0 ? PtxgenLength0 : ptxgen_dv_length, PtxgenLength0>::ok);
+    static_assert(detail::atom_scalar_bv_element_type<detail::reg_or_t<detail::atom_scalar_type_bv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType), PtxgenElem1>, PtxgenElem1>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_bv_length = static_cast<decltype(sizeof(0))>(detail::atom_scalar_count_bv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType));
+    static_assert(detail::atom_scalar_bv_length<ptxgen_bv_length == 0 ? PtxgenLength1 : ptxgen_bv_length, PtxgenLength1>::ok);
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: atom: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::atom_v_forms1<ptxgen_f::index>(dv, a, bv, cache_policy);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void atom_v(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_atom_v_is_only_on_sm_90_and_later_from_ptx_isa_8_1(); }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
@@ -1168,6 +1910,7 @@ PTXGEN_PTX_DEVICE void red_forms0(PtxgenA0 a, PtxgenA1 b);
 /**
  * `red`: atomic reduction into a memory location (no result) (spec: spec/instructions/atom_red.yaml).
  *
+ * Fixed by this wrapper: vec = none.
  * Template parameters:
  *   PtxgenOp: op (and, or, xor, add, inc, dec, min, max).
  *   PtxgenType: type (b32, b64, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2).
@@ -1183,8 +1926,8 @@ PTXGEN_PTX_DEVICE void red_forms0(PtxgenA0 a, PtxgenA1 b);
  */
 template <red_scalar_op PtxgenOp, red_scalar_type PtxgenType, red_scalar_sem PtxgenSem = red_scalar_sem::none, red_scalar_scope PtxgenScope = red_scalar_scope::none, red_scalar_space PtxgenSpace = red_scalar_space::none, bool PtxgenNoftz = false, bool PtxgenCacheHint = false>
 PTXGEN_PTX_DEVICE void red(
-    detail::reg_t<detail::red_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenType)> a,
-    detail::reg_t<detail::red_scalar_type_b(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenType)> b
+    detail::reg_t<detail::red_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, red_scalar_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::red_scalar_type_b(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, red_scalar_vec::none, PtxgenType)> b
 ) {
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::red_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenOp)), 12, static_cast<long long>(PtxgenType)), 3, static_cast<long long>(PtxgenSem)), 5, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSpace)), 2, (PtxgenNoftz ? 1 : 0)), 2, (PtxgenCacheHint ? 1 : 0))>;
@@ -1266,6 +2009,7 @@ PTXGEN_PTX_DEVICE void red_forms1(PtxgenA0 a, PtxgenA1 b, PtxgenA2 cache_policy)
 /**
  * `red`: atomic reduction into a memory location (no result) (spec: spec/instructions/atom_red.yaml).
  *
+ * Fixed by this wrapper: vec = none.
  * Template parameters:
  *   PtxgenOp: op (and, or, xor, add, inc, dec, min, max).
  *   PtxgenType: type (b32, b64, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2).
@@ -1282,8 +2026,8 @@ PTXGEN_PTX_DEVICE void red_forms1(PtxgenA0 a, PtxgenA1 b, PtxgenA2 cache_policy)
  */
 template <red_scalar_op PtxgenOp, red_scalar_type PtxgenType, red_scalar_sem PtxgenSem = red_scalar_sem::none, red_scalar_scope PtxgenScope = red_scalar_scope::none, red_scalar_space PtxgenSpace = red_scalar_space::none, bool PtxgenNoftz = false, bool PtxgenCacheHint = false>
 PTXGEN_PTX_DEVICE void red(
-    detail::reg_t<detail::red_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenType)> a,
-    detail::reg_t<detail::red_scalar_type_b(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenType)> b,
+    detail::reg_t<detail::red_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, red_scalar_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::red_scalar_type_b(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, red_scalar_vec::none, PtxgenType)> b,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
@@ -1302,6 +2046,355 @@ PTXGEN_PTX_DEVICE void red(
     }
 #endif
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 884 forms of red_v: form number * 256 + support class, by
+// number (4 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct red_v_forms0_table {
+    static constexpr int width = 4;
+    static constexpr char table[] =
+        "\000\341\304\000\000\342\304\000\001\351\304\000\001\352\304\000\000\361\304\000\000\362\304\000"
+        "\001\371\304\000\001\372\304\000\0001\305\000\0002\305\000\0019\305\000\001:\305\000"
+        "\000A\305\000\000B\305\000\001I\305\000\001J\305\000\000\201\305\000\000\202\305\000"
+        "\001\211\305\000\001\212\305\000\000\221\305\000\000\222\305\000\001\231\305\000\001\232\305\000"
+        "\000\321\305\000\000\322\305\000\001\331\305\000\001\332\305\000\000\341\305\000\000\342\305\000"
+        "\001\351\305\000\001\352\305\000\000!\306\000\000\"\306\000\001)\306\000\001*\306\000"
+        "\0001\306\000\0002\306\000\0019\306\000\001:\306\000\000\301\306\000\000\302\306\000"
+        "\001\311\306\000\001\312\306\000\000\321\306\000\000\322\306\000\001\331\306\000\001\332\306\000"
+        "\000\021\307\000\000\022\307\000\001\031\307\000\001\032\307\000\000!\307\000\000\"\307\000"
+        "\001)\307\000\001*\307\000\000a\307\000\000b\307\000\001i\307\000\001j\307\000"
+        "\000q\307\000\000r\307\000\001y\307\000\001z\307\000\000\261\307\000\000\262\307\000"
+        "\001\271\307\000\001\272\307\000\000\301\307\000\000\302\307\000\001\311\307\000\001\312\307\000"
+        "\000Q\310\000\000R\310\000\001Y\310\000\001Z\310\000\000a\310\000\000b\310\000"
+        "\001i\310\000\001j\310\000\000\241\310\000\000\242\310\000\001\251\310\000\001\252\310\000"
+        "\000\261\310\000\000\262\310\000\001\271\310\000\001\272\310\000\000\361\310\000\000\362\310\000"
+        "\001\371\310\000\001\372\310\000\000\001\311\000\000\002\311\000\001\011\311\000\001\012\311\000"
+        "\000A\311\000\000B\311\000\001I\311\000\001J\311\000\000Q\311\000\000R\311\000"
+        "\001Y\311\000\001Z\311\000\000I\316\000\000J\316\000\000K\316\000\000Y\316\000"
+        "\000Z\316\000\000[\316\000\000\231\316\000\000\232\316\000\000\233\316\000\000\251\316\000"
+        "\000\252\316\000\000\253\316\000\000\351\316\000\000\352\316\000\000\353\316\000\000\371\316\000"
+        "\000\372\316\000\000\373\316\000\0009\317\000\000:\317\000\000;\317\000\000I\317\000"
+        "\000J\317\000\000K\317\000\000\211\317\000\000\212\317\000\000\213\317\000\000\231\317\000"
+        "\000\232\317\000\000\233\317\000\000)\320\000\000*\320\000\000+\320\000\0009\320\000"
+        "\000:\320\000\000;\320\000\000y\320\000\000z\320\000\000{\320\000\000\211\320\000"
+        "\000\212\320\000\000\213\320\000\000\311\320\000\000\312\320\000\000\313\320\000\000\331\320\000"
+        "\000\332\320\000\000\333\320\000\000\031\321\000\000\032\321\000\000\033\321\000\000)\321\000"
+        "\000*\321\000\000+\321\000\000\271\321\000\000\272\321\000\000\273\321\000\000\311\321\000"
+        "\000\312\321\000\000\313\321\000\000\011\322\000\000\012\322\000\000\013\322\000\000\031\322\000"
+        "\000\032\322\000\000\033\322\000\000Y\322\000\000Z\322\000\000[\322\000\000i\322\000"
+        "\000j\322\000\000k\322\000\000\251\322\000\000\252\322\000\000\253\322\000\000\271\322\000"
+        "\000\272\322\000\000\273\322\000\000\371\322\000\000\372\322\000\000\011\323\000\000\012\323\000"
+        "\000I\323\000\000J\323\000\000Y\323\000\000Z\323\000\000\231\323\000\000\232\323\000"
+        "\000\251\323\000\000\252\323\000\000\351\323\000\000\352\323\000\000\371\323\000\000\372\323\000"
+        "\0009\324\000\000:\324\000\000I\324\000\000J\324\000\000\331\324\000\000\332\324\000"
+        "\000\351\324\000\000\352\324\000\000)\325\000\000*\325\000\0009\325\000\000:\325\000"
+        "\000y\325\000\000z\325\000\000\211\325\000\000\212\325\000\000\311\325\000\000\312\325\000"
+        "\000\331\325\000\000\332\325\000\000i\326\000\000j\326\000\000y\326\000\000z\326\000"
+        "\000\271\326\000\000\272\326\000\000\311\326\000\000\312\326\000\000\011\327\000\000\012\327\000"
+        "\000\031\327\000\000\032\327\000\000Y\327\000\000Z\327\000\000i\327\000\000j\327\000"
+        "\000\251\327\000\000\252\327\000\000\253\327\000\000\271\327\000\000\272\327\000\000\273\327\000"
+        "\000\371\327\000\000\372\327\000\000\373\327\000\000\011\330\000\000\012\330\000\000\013\330\000"
+        "\000I\330\000\000J\330\000\000K\330\000\000Y\330\000\000Z\330\000\000[\330\000"
+        "\000\231\330\000\000\232\330\000\000\233\330\000\000\251\330\000\000\252\330\000\000\253\330\000"
+        "\000\351\330\000\000\352\330\000\000\353\330\000\000\371\330\000\000\372\330\000\000\373\330\000"
+        "\000\211\331\000\000\212\331\000\000\213\331\000\000\231\331\000\000\232\331\000\000\233\331\000"
+        "\000\331\331\000\000\332\331\000\000\333\331\000\000\351\331\000\000\352\331\000\000\353\331\000"
+        "\000)\332\000\000*\332\000\000+\332\000\0009\332\000\000:\332\000\000;\332\000"
+        "\000y\332\000\000z\332\000\000{\332\000\000\211\332\000\000\212\332\000\000\213\332\000"
+        "\000\031\333\000\000\032\333\000\000\033\333\000\000)\333\000\000*\333\000\000+\333\000"
+        "\000i\333\000\000j\333\000\000k\333\000\000y\333\000\000z\333\000\000{\333\000"
+        "\000\271\333\000\000\272\333\000\000\273\333\000\000\311\333\000\000\312\333\000\000\313\333\000"
+        "\000\011\334\000\000\012\334\000\000\013\334\000\000\031\334\000\000\032\334\000\000\033\334\000"
+        "\000Y\334\000\000Z\334\000\000i\334\000\000j\334\000\000\251\334\000\000\252\334\000"
+        "\000\271\334\000\000\272\334\000\000\371\334\000\000\372\334\000\000\011\335\000\000\012\335\000"
+        "\000I\335\000\000J\335\000\000Y\335\000\000Z\335\000\000\231\335\000\000\232\335\000"
+        "\000\251\335\000\000\252\335\000\0009\336\000\000:\336\000\000I\336\000\000J\336\000"
+        "\000\211\336\000\000\212\336\000\000\231\336\000\000\232\336\000\000\331\336\000\000\332\336\000"
+        "\000\351\336\000\000\352\336\000\000)\337\000\000*\337\000\0009\337\000\000:\337\000"
+        "\000\311\337\000\000\312\337\000\000\331\337\000\000\332\337\000\000\031\340\000\000\032\340\000"
+        "\000)\340\000\000*\340\000\000i\340\000\000j\340\000\000y\340\000\000z\340\000"
+        "\000\271\340\000\000\272\340\000\000\311\340\000\000\312\340\000\000\011w\001\000\012w\001"
+        "\000\013w\001\000\031w\001\000\032w\001\000\033w\001\000Yw\001\000Zw\001"
+        "\000[w\001\000iw\001\000jw\001\000kw\001\000\251w\001\000\252w\001"
+        "\000\253w\001\000\271w\001\000\272w\001\000\273w\001\000\371w\001\000\372w\001"
+        "\000\373w\001\000\011x\001\000\012x\001\000\013x\001\000Ix\001\000Jx\001"
+        "\000Kx\001\000Yx\001\000Zx\001\000[x\001\000\351x\001\000\352x\001"
+        "\000\353x\001\000\371x\001\000\372x\001\000\373x\001\0009y\001\000:y\001"
+        "\000;y\001\000Iy\001\000Jy\001\000Ky\001\000\211y\001\000\212y\001"
+        "\000\213y\001\000\231y\001\000\232y\001\000\233y\001\000\331y\001\000\332y\001"
+        "\000\333y\001\000\351y\001\000\352y\001\000\353y\001\000yz\001\000zz\001"
+        "\000{z\001\000\211z\001\000\212z\001\000\213z\001\000\311z\001\000\312z\001"
+        "\000\313z\001\000\331z\001\000\332z\001\000\333z\001\000\031{\001\000\032{\001"
+        "\000\033{\001\000){\001\000*{\001\000+{\001\000i{\001\000j{\001"
+        "\000k{\001\000y{\001\000z{\001\000{{\001\000\271{\001\000\272{\001"
+        "\000\311{\001\000\312{\001\000\011|\001\000\012|\001\000\031|\001\000\032|\001"
+        "\000Y|\001\000Z|\001\000i|\001\000j|\001\000\251|\001\000\252|\001"
+        "\000\271|\001\000\272|\001\000\371|\001\000\372|\001\000\011}\001\000\012}\001"
+        "\000\231}\001\000\232}\001\000\251}\001\000\252}\001\000\351}\001\000\352}\001"
+        "\000\371}\001\000\372}\001\0009~\001\000:~\001\000I~\001\000J~\001"
+        "\000\211~\001\000\212~\001\000\231~\001\000\232~\001\000)\177\001\000*\177\001"
+        "\0009\177\001\000:\177\001\000y\177\001\000z\177\001\000\211\177\001\000\212\177\001"
+        "\000\311\177\001\000\312\177\001\000\331\177\001\000\332\177\001\000\031\200\001\000\032\200\001"
+        "\000)\200\001\000*\200\001\000i\200\001\000j\200\001\000k\200\001\000y\200\001"
+        "\000z\200\001\000{\200\001\000\271\200\001\000\272\200\001\000\273\200\001\000\311\200\001"
+        "\000\312\200\001\000\313\200\001\000\011\201\001\000\012\201\001\000\013\201\001\000\031\201\001"
+        "\000\032\201\001\000\033\201\001\000Y\201\001\000Z\201\001\000[\201\001\000i\201\001"
+        "\000j\201\001\000k\201\001\000\251\201\001\000\252\201\001\000\253\201\001\000\271\201\001"
+        "\000\272\201\001\000\273\201\001\000I\202\001\000J\202\001\000K\202\001\000Y\202\001"
+        "\000Z\202\001\000[\202\001\000\231\202\001\000\232\202\001\000\233\202\001\000\251\202\001"
+        "\000\252\202\001\000\253\202\001\000\351\202\001\000\352\202\001\000\353\202\001\000\371\202\001"
+        "\000\372\202\001\000\373\202\001\0009\203\001\000:\203\001\000;\203\001\000I\203\001"
+        "\000J\203\001\000K\203\001\000\331\203\001\000\332\203\001\000\333\203\001\000\351\203\001"
+        "\000\352\203\001\000\353\203\001\000)\204\001\000*\204\001\000+\204\001\0009\204\001"
+        "\000:\204\001\000;\204\001\000y\204\001\000z\204\001\000{\204\001\000\211\204\001"
+        "\000\212\204\001\000\213\204\001\000\311\204\001\000\312\204\001\000\313\204\001\000\331\204\001"
+        "\000\332\204\001\000\333\204\001\000\031\205\001\000\032\205\001\000)\205\001\000*\205\001"
+        "\000i\205\001\000j\205\001\000y\205\001\000z\205\001\000\271\205\001\000\272\205\001"
+        "\000\311\205\001\000\312\205\001\000\011\206\001\000\012\206\001\000\031\206\001\000\032\206\001"
+        "\000Y\206\001\000Z\206\001\000i\206\001\000j\206\001\000\371\206\001\000\372\206\001"
+        "\000\011\207\001\000\012\207\001\000I\207\001\000J\207\001\000Y\207\001\000Z\207\001"
+        "\000\231\207\001\000\232\207\001\000\251\207\001\000\252\207\001\000\351\207\001\000\352\207\001"
+        "\000\371\207\001\000\372\207\001\000\211\210\001\000\212\210\001\000\231\210\001\000\232\210\001"
+        "\000\331\210\001\000\332\210\001\000\351\210\001\000\352\210\001\000)\211\001\000*\211\001"
+        "\0009\211\001\000:\211\001\000y\211\001\000z\211\001\000\211\211\001\000\212\211\001"
+        "\000I\257\001\000J\257\001\000K\257\001\000Y\257\001\000Z\257\001\000[\257\001"
+        "\000\231\257\001\000\232\257\001\000\233\257\001\000\251\257\001\000\252\257\001\000\253\257\001"
+        "\000\351\257\001\000\352\257\001\000\353\257\001\000\371\257\001\000\372\257\001\000\373\257\001"
+        "\0009\260\001\000:\260\001\000;\260\001\000I\260\001\000J\260\001\000K\260\001"
+        "\000\211\260\001\000\212\260\001\000\213\260\001\000\231\260\001\000\232\260\001\000\233\260\001"
+        "\000)\261\001\000*\261\001\000+\261\001\0009\261\001\000:\261\001\000;\261\001"
+        "\000y\261\001\000z\261\001\000{\261\001\000\211\261\001\000\212\261\001\000\213\261\001"
+        "\000\311\261\001\000\312\261\001\000\313\261\001\000\331\261\001\000\332\261\001\000\333\261\001"
+        "\000\031\262\001\000\032\262\001\000\033\262\001\000)\262\001\000*\262\001\000+\262\001"
+        "\000\271\262\001\000\272\262\001\000\273\262\001\000\311\262\001\000\312\262\001\000\313\262\001"
+        "\000\011\263\001\000\012\263\001\000\013\263\001\000\031\263\001\000\032\263\001\000\033\263\001"
+        "\000Y\263\001\000Z\263\001\000[\263\001\000i\263\001\000j\263\001\000k\263\001"
+        "\000\251\263\001\000\252\263\001\000\253\263\001\000\271\263\001\000\272\263\001\000\273\263\001"
+        "\000\371\263\001\000\372\263\001\000\011\264\001\000\012\264\001\000I\264\001\000J\264\001"
+        "\000Y\264\001\000Z\264\001\000\231\264\001\000\232\264\001\000\251\264\001\000\252\264\001"
+        "\000\351\264\001\000\352\264\001\000\371\264\001\000\372\264\001\0009\265\001\000:\265\001"
+        "\000I\265\001\000J\265\001\000\331\265\001\000\332\265\001\000\351\265\001\000\352\265\001"
+        "\000)\266\001\000*\266\001\0009\266\001\000:\266\001\000y\266\001\000z\266\001"
+        "\000\211\266\001\000\212\266\001\000\311\266\001\000\312\266\001\000\331\266\001\000\332\266\001"
+        "\000i\267\001\000j\267\001\000y\267\001\000z\267\001\000\271\267\001\000\272\267\001"
+        "\000\311\267\001\000\312\267\001\000\011\270\001\000\012\270\001\000\031\270\001\000\032\270\001"
+        "\000Y\270\001\000Z\270\001\000i\270\001\000j\270\001\000\251\270\001\000\252\270\001"
+        "\000\253\270\001\000\271\270\001\000\272\270\001\000\273\270\001\000\371\270\001\000\372\270\001"
+        "\000\373\270\001\000\011\271\001\000\012\271\001\000\013\271\001\000I\271\001\000J\271\001"
+        "\000K\271\001\000Y\271\001\000Z\271\001\000[\271\001\000\231\271\001\000\232\271\001"
+        "\000\233\271\001\000\251\271\001\000\252\271\001\000\253\271\001\000\351\271\001\000\352\271\001"
+        "\000\353\271\001\000\371\271\001\000\372\271\001\000\373\271\001\000\211\272\001\000\212\272\001"
+        "\000\213\272\001\000\231\272\001\000\232\272\001\000\233\272\001\000\331\272\001\000\332\272\001"
+        "\000\333\272\001\000\351\272\001\000\352\272\001\000\353\272\001\000)\273\001\000*\273\001"
+        "\000+\273\001\0009\273\001\000:\273\001\000;\273\001\000y\273\001\000z\273\001"
+        "\000{\273\001\000\211\273\001\000\212\273\001\000\213\273\001\000\031\274\001\000\032\274\001"
+        "\000\033\274\001\000)\274\001\000*\274\001\000+\274\001\000i\274\001\000j\274\001"
+        "\000k\274\001\000y\274\001\000z\274\001\000{\274\001\000\271\274\001\000\272\274\001"
+        "\000\273\274\001\000\311\274\001\000\312\274\001\000\313\274\001\000\011\275\001\000\012\275\001"
+        "\000\013\275\001\000\031\275\001\000\032\275\001\000\033\275\001\000Y\275\001\000Z\275\001"
+        "\000i\275\001\000j\275\001\000\251\275\001\000\252\275\001\000\271\275\001\000\272\275\001"
+        "\000\371\275\001\000\372\275\001\000\011\276\001\000\012\276\001\000I\276\001\000J\276\001"
+        "\000Y\276\001\000Z\276\001\000\231\276\001\000\232\276\001\000\251\276\001\000\252\276\001"
+        "\0009\277\001\000:\277\001\000I\277\001\000J\277\001\000\211\277\001\000\212\277\001"
+        "\000\231\277\001\000\232\277\001\000\331\277\001\000\332\277\001\000\351\277\001\000\352\277\001"
+        "\000)\300\001\000*\300\001\0009\300\001\000:\300\001\000\311\300\001\000\312\300\001"
+        "\000\331\300\001\000\332\300\001\000\031\301\001\000\032\301\001\000)\301\001\000*\301\001"
+        "\000i\301\001\000j\301\001\000y\301\001\000z\301\001\000\271\301\001\000\272\301\001"
+        "\000\311\301\001\000\312\301\001";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 81},
+        {0x1fffffc0ull, 900, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_red_v_is_only_on_sm_90_and_later_from_ptx_isa_8_1,
+        &ptxgen_unsupported_target_red_v_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+    };
+};
+// Their asm statements, by position in that table (atom_red.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void red_v_forms0(PtxgenA0 a, const PtxgenA1& bv);
+
+}  // namespace detail
+#endif
+
+/**
+ * `red`: atomic reduction into a memory location (no result) (spec: spec/instructions/atom_red.yaml).
+ *
+ * Template parameters:
+ *   PtxgenOp: op (and, or, xor, add, inc, dec, min, max).
+ *   PtxgenType: type (b32, b64, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2).
+ *   PtxgenSem: sem (none, relaxed, release).
+ *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
+ *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster). generic addressing when left out
+ *   PtxgenNoftz: noftz (true / false).
+ *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenVec: vec (none, v2, v4, v8). a vector of .f16/.bf16 (.v2, .v4, .v8), .f16x2/.bf16x2 or .f32 (.v2, .v4) on .global or generic addresses
+ * Operands:
+ *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
+ *   bv: the operands, one per element
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <red_scalar_op PtxgenOp, red_scalar_type PtxgenType, red_scalar_sem PtxgenSem = red_scalar_sem::none, red_scalar_scope PtxgenScope = red_scalar_scope::none, red_scalar_space PtxgenSpace = red_scalar_space::none, bool PtxgenNoftz = false, bool PtxgenCacheHint = false, red_scalar_vec PtxgenVec = red_scalar_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE void red_v(
+    detail::reg_t<detail::red_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType)> a,
+    const PtxgenElem0 (&bv)[PtxgenLength0]
+) {
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::red_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenOp)), 12, static_cast<long long>(PtxgenType)), 3, static_cast<long long>(PtxgenSem)), 5, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSpace)), 2, (PtxgenNoftz ? 1 : 0)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenVec))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::red_v_checks<PtxgenOp, PtxgenType, PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenNoftz, PtxgenCacheHint, PtxgenVec>::ok);
+    static_assert(!(PtxgenCacheHint),
+                  "ptxgen: red: operand cache_policy is required when cache_hint = true");
+    static_assert(detail::red_scalar_bv_element_type<detail::reg_or_t<detail::red_scalar_type_bv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_bv_length = static_cast<decltype(sizeof(0))>(detail::red_scalar_count_bv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType));
+    static_assert(detail::red_scalar_bv_length<ptxgen_bv_length == 0 ? PtxgenLength0 : ptxgen_bv_length, PtxgenLength0>::ok);
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: red: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::red_v_forms0<ptxgen_f::index>(a, bv);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 340 forms of red_v: form number * 256 + support class, by
+// number (4 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct red_v_forms1_table {
+    static constexpr int width = 4;
+    static constexpr char table[] =
+        "\000\345\304\000\000\346\304\000\001\355\304\000\001\356\304\000\000\365\304\000\000\366\304\000"
+        "\001\375\304\000\001\376\304\000\0005\305\000\0006\305\000\001=\305\000\001>\305\000"
+        "\000E\305\000\000F\305\000\001M\305\000\001N\305\000\000\205\305\000\000\206\305\000"
+        "\001\215\305\000\001\216\305\000\000\225\305\000\000\226\305\000\001\235\305\000\001\236\305\000"
+        "\000\325\305\000\000\326\305\000\001\335\305\000\001\336\305\000\000\345\305\000\000\346\305\000"
+        "\001\355\305\000\001\356\305\000\000%\306\000\000&\306\000\001-\306\000\001.\306\000"
+        "\0005\306\000\0006\306\000\001=\306\000\001>\306\000\000M\316\000\000N\316\000"
+        "\000O\316\000\000]\316\000\000^\316\000\000_\316\000\000\235\316\000\000\236\316\000"
+        "\000\237\316\000\000\255\316\000\000\256\316\000\000\257\316\000\000\355\316\000\000\356\316\000"
+        "\000\357\316\000\000\375\316\000\000\376\316\000\000\377\316\000\000=\317\000\000>\317\000"
+        "\000\?\317\000\000M\317\000\000N\317\000\000O\317\000\000\215\317\000\000\216\317\000"
+        "\000\217\317\000\000\235\317\000\000\236\317\000\000\237\317\000\000\375\322\000\000\376\322\000"
+        "\000\015\323\000\000\016\323\000\000M\323\000\000N\323\000\000]\323\000\000^\323\000"
+        "\000\235\323\000\000\236\323\000\000\255\323\000\000\256\323\000\000\355\323\000\000\356\323\000"
+        "\000\375\323\000\000\376\323\000\000=\324\000\000>\324\000\000M\324\000\000N\324\000"
+        "\000\255\327\000\000\256\327\000\000\257\327\000\000\275\327\000\000\276\327\000\000\277\327\000"
+        "\000\375\327\000\000\376\327\000\000\377\327\000\000\015\330\000\000\016\330\000\000\017\330\000"
+        "\000M\330\000\000N\330\000\000O\330\000\000]\330\000\000^\330\000\000_\330\000"
+        "\000\235\330\000\000\236\330\000\000\237\330\000\000\255\330\000\000\256\330\000\000\257\330\000"
+        "\000\355\330\000\000\356\330\000\000\357\330\000\000\375\330\000\000\376\330\000\000\377\330\000"
+        "\000]\334\000\000^\334\000\000m\334\000\000n\334\000\000\255\334\000\000\256\334\000"
+        "\000\275\334\000\000\276\334\000\000\375\334\000\000\376\334\000\000\015\335\000\000\016\335\000"
+        "\000M\335\000\000N\335\000\000]\335\000\000^\335\000\000\235\335\000\000\236\335\000"
+        "\000\255\335\000\000\256\335\000\000\015w\001\000\016w\001\000\017w\001\000\035w\001"
+        "\000\036w\001\000\037w\001\000]w\001\000^w\001\000_w\001\000mw\001"
+        "\000nw\001\000ow\001\000\255w\001\000\256w\001\000\257w\001\000\275w\001"
+        "\000\276w\001\000\277w\001\000\375w\001\000\376w\001\000\377w\001\000\015x\001"
+        "\000\016x\001\000\017x\001\000Mx\001\000Nx\001\000Ox\001\000]x\001"
+        "\000^x\001\000_x\001\000\275{\001\000\276{\001\000\315{\001\000\316{\001"
+        "\000\015|\001\000\016|\001\000\035|\001\000\036|\001\000]|\001\000^|\001"
+        "\000m|\001\000n|\001\000\255|\001\000\256|\001\000\275|\001\000\276|\001"
+        "\000\375|\001\000\376|\001\000\015}\001\000\016}\001\000m\200\001\000n\200\001"
+        "\000o\200\001\000}\200\001\000~\200\001\000\177\200\001\000\275\200\001\000\276\200\001"
+        "\000\277\200\001\000\315\200\001\000\316\200\001\000\317\200\001\000\015\201\001\000\016\201\001"
+        "\000\017\201\001\000\035\201\001\000\036\201\001\000\037\201\001\000]\201\001\000^\201\001"
+        "\000_\201\001\000m\201\001\000n\201\001\000o\201\001\000\255\201\001\000\256\201\001"
+        "\000\257\201\001\000\275\201\001\000\276\201\001\000\277\201\001\000\035\205\001\000\036\205\001"
+        "\000-\205\001\000.\205\001\000m\205\001\000n\205\001\000}\205\001\000~\205\001"
+        "\000\275\205\001\000\276\205\001\000\315\205\001\000\316\205\001\000\015\206\001\000\016\206\001"
+        "\000\035\206\001\000\036\206\001\000]\206\001\000^\206\001\000m\206\001\000n\206\001"
+        "\000M\257\001\000N\257\001\000O\257\001\000]\257\001\000^\257\001\000_\257\001"
+        "\000\235\257\001\000\236\257\001\000\237\257\001\000\255\257\001\000\256\257\001\000\257\257\001"
+        "\000\355\257\001\000\356\257\001\000\357\257\001\000\375\257\001\000\376\257\001\000\377\257\001"
+        "\000=\260\001\000>\260\001\000\?\260\001\000M\260\001\000N\260\001\000O\260\001"
+        "\000\215\260\001\000\216\260\001\000\217\260\001\000\235\260\001\000\236\260\001\000\237\260\001"
+        "\000\375\263\001\000\376\263\001\000\015\264\001\000\016\264\001\000M\264\001\000N\264\001"
+        "\000]\264\001\000^\264\001\000\235\264\001\000\236\264\001\000\255\264\001\000\256\264\001"
+        "\000\355\264\001\000\356\264\001\000\375\264\001\000\376\264\001\000=\265\001\000>\265\001"
+        "\000M\265\001\000N\265\001\000\255\270\001\000\256\270\001\000\257\270\001\000\275\270\001"
+        "\000\276\270\001\000\277\270\001\000\375\270\001\000\376\270\001\000\377\270\001\000\015\271\001"
+        "\000\016\271\001\000\017\271\001\000M\271\001\000N\271\001\000O\271\001\000]\271\001"
+        "\000^\271\001\000_\271\001\000\235\271\001\000\236\271\001\000\237\271\001\000\255\271\001"
+        "\000\256\271\001\000\257\271\001\000\355\271\001\000\356\271\001\000\357\271\001\000\375\271\001"
+        "\000\376\271\001\000\377\271\001\000]\275\001\000^\275\001\000m\275\001\000n\275\001"
+        "\000\255\275\001\000\256\275\001\000\275\275\001\000\276\275\001\000\375\275\001\000\376\275\001"
+        "\000\015\276\001\000\016\276\001\000M\276\001\000N\276\001\000]\276\001\000^\276\001"
+        "\000\235\276\001\000\236\276\001\000\255\276\001\000\256\276\001";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 81},
+        {0x1fffffc0ull, 900, 94},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_red_v_is_only_on_sm_90_and_later_from_ptx_isa_8_1,
+        &ptxgen_unsupported_target_red_v_is_only_on_sm_90_and_later_from_ptx_isa_9_4,
+    };
+};
+// Their asm statements, by position in that table (atom_red.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void red_v_forms1(PtxgenA0 a, const PtxgenA1& bv, PtxgenA2 cache_policy);
+
+}  // namespace detail
+#endif
+
+/**
+ * `red`: atomic reduction into a memory location (no result) (spec: spec/instructions/atom_red.yaml).
+ *
+ * Template parameters:
+ *   PtxgenOp: op (and, or, xor, add, inc, dec, min, max).
+ *   PtxgenType: type (b32, b64, u32, s32, u64, s64, f32, f64, f16, f16x2, bf16, bf16x2).
+ *   PtxgenSem: sem (none, relaxed, release).
+ *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
+ *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster). generic addressing when left out
+ *   PtxgenNoftz: noftz (true / false).
+ *   PtxgenCacheHint: cache_hint (true / false).
+ *   PtxgenVec: vec (none, v2, v4, v8). a vector of .f16/.bf16 (.v2, .v4, .v8), .f16x2/.bf16x2 or .f32 (.v2, .v4) on .global or generic addresses
+ * Operands:
+ *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
+ *   bv: the operands, one per element
+ *   cache_policy: the cache policy (createpolicy)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <red_scalar_op PtxgenOp, red_scalar_type PtxgenType, red_scalar_sem PtxgenSem = red_scalar_sem::none, red_scalar_scope PtxgenScope = red_scalar_scope::none, red_scalar_space PtxgenSpace = red_scalar_space::none, bool PtxgenNoftz = false, bool PtxgenCacheHint = false, red_scalar_vec PtxgenVec = red_scalar_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE void red_v(
+    detail::reg_t<detail::red_scalar_type_a(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType)> a,
+    const PtxgenElem0 (&bv)[PtxgenLength0],
+    std::uint64_t cache_policy
+) {
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::red_v_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 8, static_cast<long long>(PtxgenOp)), 12, static_cast<long long>(PtxgenType)), 3, static_cast<long long>(PtxgenSem)), 5, static_cast<long long>(PtxgenScope)), 5, static_cast<long long>(PtxgenSpace)), 2, (PtxgenNoftz ? 1 : 0)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenVec))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::red_v_checks<PtxgenOp, PtxgenType, PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenNoftz, PtxgenCacheHint, PtxgenVec>::ok);
+    static_assert(PtxgenCacheHint,
+                  "ptxgen: red: operand cache_policy is only allowed when cache_hint = true");
+    static_assert(detail::red_scalar_bv_element_type<detail::reg_or_t<detail::red_scalar_type_bv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_bv_length = static_cast<decltype(sizeof(0))>(detail::red_scalar_count_bv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType));
+    static_assert(detail::red_scalar_bv_length<ptxgen_bv_length == 0 ? PtxgenLength0 : ptxgen_bv_length, PtxgenLength0>::ok);
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: red: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::red_v_forms1<ptxgen_f::index>(a, bv, cache_policy);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void red_v(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_red_v_is_only_on_sm_90_and_later_from_ptx_isa_8_1(); }
+#endif
 
 }  // namespace ptxgen::ptx
 

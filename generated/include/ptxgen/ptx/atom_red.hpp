@@ -61,12 +61,23 @@ enum class atom_scalar_op : int {
 };
 
 /**
+ * atom: qualifier vec (.{}). a vector of .f16/.bf16 (.v2, .v4, .v8), .f16x2/.bf16x2 or .f32 (.v2, .v4) on .global or generic addresses
+ */
+enum class atom_scalar_vec : int {
+    none,
+    v2,
+    v4,
+    v8,
+};
+
+/**
  * atom: qualifier type (.{}).
  */
 enum class atom_scalar_type : int {
     b16,
     b32,
     b64,
+    b128,
     u32,
     s32,
     u64,
@@ -125,6 +136,16 @@ enum class red_scalar_op : int {
 };
 
 /**
+ * red: qualifier vec (.{}). a vector of .f16/.bf16 (.v2, .v4, .v8), .f16x2/.bf16x2 or .f32 (.v2, .v4) on .global or generic addresses
+ */
+enum class red_scalar_vec : int {
+    none,
+    v2,
+    v4,
+    v8,
+};
+
+/**
  * red: qualifier type (.{}).
  */
 enum class red_scalar_type : int {
@@ -145,35 +166,112 @@ enum class red_scalar_type : int {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int atom_scalar_type_d(atom_scalar_sem, atom_scalar_scope, atom_scalar_space, atom_scalar_op, bool, bool, atom_scalar_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\001\002\003\003\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 13)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int atom_scalar_type_d(atom_scalar_sem, atom_scalar_scope, atom_scalar_space, atom_scalar_op, bool, bool, atom_scalar_vec, atom_scalar_type type) {
+    if (const long long ptxgen_v = detail::entry("\010\001\003\013\001\002\003\003\004\005\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int atom_scalar_type_dv(atom_scalar_sem, atom_scalar_scope, atom_scalar_space, atom_scalar_op, bool, bool, atom_scalar_vec, atom_scalar_type type) {
+    if (const long long ptxgen_v = detail::entry("\000\000\000\000\000\000\000\000\004\000\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
+    }
+    return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int atom_scalar_count_dv(atom_scalar_sem, atom_scalar_scope, atom_scalar_space, atom_scalar_op, bool, bool, atom_scalar_vec vec, atom_scalar_type) {
+    if (const long long ptxgen_v = detail::entry("\000\003\005\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(vec), 4)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
+    }
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int atom_scalar_type_bv(atom_scalar_sem, atom_scalar_scope, atom_scalar_space, atom_scalar_op, bool, bool, atom_scalar_vec, atom_scalar_type type) {
+    if (const long long ptxgen_v = detail::entry("\000\000\000\000\000\000\000\000\004\000\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
+    }
+    return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int atom_scalar_count_bv(atom_scalar_sem, atom_scalar_scope, atom_scalar_space, atom_scalar_op, bool, bool, atom_scalar_vec vec, atom_scalar_type) {
+    if (const long long ptxgen_v = detail::entry("\000\003\005\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(vec), 4)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
+    }
+    return 0;
+}
+
+PTXGEN_PTX_CONSTEXPR int red_scalar_type_bv(red_scalar_sem, red_scalar_scope, red_scalar_space, red_scalar_op, bool, bool, red_scalar_vec, red_scalar_type type) {
+    if (const long long ptxgen_v = detail::entry("\000\000\000\000\000\000\004\000\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 12)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
+    }
+    return -1;
+}
+
+PTXGEN_PTX_CONSTEXPR int red_scalar_count_bv(red_scalar_sem, red_scalar_scope, red_scalar_space, red_scalar_op, bool, bool, red_scalar_vec vec, red_scalar_type) {
+    if (const long long ptxgen_v = detail::entry("\000\003\005\011"
+            , 1, detail::cell(0, 1, static_cast<long long>(vec), 4)); ptxgen_v >= 0) {
+        return static_cast<int>(ptxgen_v);
+    }
+    return 0;
 }
 
 #if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_cas_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_cas_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_cas_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_cas_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_cas_is_only_on_sm_90_and_later_from_ptx_isa_8_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_exch_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_exch_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_exch_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_exch_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_exch_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_exch_is_only_on_sm_90_and_later_from_ptx_isa_8_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_is_only_on_sm_90_and_later_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_v_is_only_on_sm_90_and_later_from_ptx_isa_8_1();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_atom_v_is_only_on_sm_90_and_later_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_red_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_red_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_red_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_red_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_red_is_only_on_sm_90_and_later_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_red_v_is_only_on_sm_90_and_later_from_ptx_isa_8_1();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_red_v_is_only_on_sm_90_and_later_from_ptx_isa_9_4();
 #endif
 
 }  // namespace detail
+
+/**
+ * The array operands of atom_v for these qualifiers, as array types: declare
+ * them as `typename atom_v_operands<...>::dv dv;`
+ * (std::extent gives the register count).
+ */
+template <atom_scalar_op PtxgenOp, atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem = atom_scalar_sem::none, atom_scalar_scope PtxgenScope = atom_scalar_scope::none, atom_scalar_space PtxgenSpace = atom_scalar_space::none, bool PtxgenNoftz = false, bool PtxgenCacheHint = false, atom_scalar_vec PtxgenVec = atom_scalar_vec::none>
+struct atom_v_operands {
+    using dv = detail::reg_t<detail::atom_scalar_type_dv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::atom_scalar_count_dv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType))];
+    using bv = detail::reg_t<detail::atom_scalar_type_bv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::atom_scalar_count_bv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType))];
+};
+
+/**
+ * The array operands of red_v for these qualifiers, as array types: declare
+ * them as `typename red_v_operands<...>::bv bv;`
+ * (std::extent gives the register count).
+ */
+template <red_scalar_op PtxgenOp, red_scalar_type PtxgenType, red_scalar_sem PtxgenSem = red_scalar_sem::none, red_scalar_scope PtxgenScope = red_scalar_scope::none, red_scalar_space PtxgenSpace = red_scalar_space::none, bool PtxgenNoftz = false, bool PtxgenCacheHint = false, red_scalar_vec PtxgenVec = red_scalar_vec::none>
+struct red_v_operands {
+    using bv = detail::reg_t<detail::red_scalar_type_bv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::red_scalar_count_bv(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenVec, PtxgenType))];
+};
 
 // The host pass (cudafe++ and the host compiler, which never run device code) and the
 // device passes whose target has no form of this file see one declaration per wrapper
@@ -182,29 +280,41 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_red_is_only_on_sm_90
 #if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
 #if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
 template <atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem = atom_scalar_sem::none, atom_scalar_scope PtxgenScope = atom_scalar_scope::none, atom_scalar_space PtxgenSpace = atom_scalar_space::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, PtxgenType)> atom_cas(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_atom_cas_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, PtxgenType)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, atom_scalar_vec::none, PtxgenType)> atom_cas(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_atom_cas_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, atom_scalar_vec::none, PtxgenType)>{}; }
 template <atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem = atom_scalar_sem::none, atom_scalar_scope PtxgenScope = atom_scalar_scope::none, atom_scalar_space PtxgenSpace = atom_scalar_space::none, bool PtxgenCacheHint = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, PtxgenType)> atom_exch(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_atom_exch_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, PtxgenType)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> atom_exch(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_atom_exch_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)>{}; }
 template <atom_scalar_op PtxgenOp, atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem = atom_scalar_sem::none, atom_scalar_scope PtxgenScope = atom_scalar_scope::none, atom_scalar_space PtxgenSpace = atom_scalar_space::none, bool PtxgenNoftz = false, bool PtxgenCacheHint = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenType)> atom(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_atom_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenType)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> atom(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_atom_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void atom_v(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_atom_v_is_only_on_sm_90_and_later_from_ptx_isa_8_1(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void red(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_red_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void red_v(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_red_v_is_only_on_sm_90_and_later_from_ptx_isa_8_1(); }
 #else
-/* template <atom_scalar_type Type, atom_scalar_sem Sem = atom_scalar_sem::none, atom_scalar_scope Scope = atom_scalar_scope::none, atom_scalar_space Space = atom_scalar_space::none> detail::reg_t<detail::atom_scalar_type_d(Sem, Scope, Space, atom_scalar_op::cas, false, false, Type)> atom_cas(detail::reg_t<detail::atom_scalar_type_a(Sem, Scope, Space, atom_scalar_op::cas, false, false, Type)> a, detail::reg_t<detail::atom_scalar_type_b(Sem, Scope, Space, atom_scalar_op::cas, false, false, Type)> b, detail::reg_t<detail::atom_scalar_type_c(Sem, Scope, Space, atom_scalar_op::cas, false, false, Type)> c) */
+/* template <atom_scalar_type Type, atom_scalar_sem Sem = atom_scalar_sem::none, atom_scalar_scope Scope = atom_scalar_scope::none, atom_scalar_space Space = atom_scalar_space::none> detail::reg_t<detail::atom_scalar_type_d(Sem, Scope, Space, atom_scalar_op::cas, false, false, atom_scalar_vec::none, Type)> atom_cas(detail::reg_t<detail::atom_scalar_type_a(Sem, Scope, Space, atom_scalar_op::cas, false, false, atom_scalar_vec::none, Type)> a, detail::reg_t<detail::atom_scalar_type_b(Sem, Scope, Space, atom_scalar_op::cas, false, false, atom_scalar_vec::none, Type)> b, detail::reg_t<detail::atom_scalar_type_c(Sem, Scope, Space, atom_scalar_op::cas, false, false, atom_scalar_vec::none, Type)> c) */
 template <atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem = atom_scalar_sem::none, atom_scalar_scope PtxgenScope = atom_scalar_scope::none, atom_scalar_space PtxgenSpace = atom_scalar_space::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, PtxgenType)> atom_cas(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, PtxgenType)>{}; }
-/* template <atom_scalar_type Type, atom_scalar_sem Sem = atom_scalar_sem::none, atom_scalar_scope Scope = atom_scalar_scope::none, atom_scalar_space Space = atom_scalar_space::none, bool CacheHint = false> detail::reg_t<detail::atom_scalar_type_d(Sem, Scope, Space, atom_scalar_op::exch, false, CacheHint, Type)> atom_exch(detail::reg_t<detail::atom_scalar_type_a(Sem, Scope, Space, atom_scalar_op::exch, false, CacheHint, Type)> a, detail::reg_t<detail::atom_scalar_type_b(Sem, Scope, Space, atom_scalar_op::exch, false, CacheHint, Type)> b) */
-/* template <atom_scalar_type Type, atom_scalar_sem Sem = atom_scalar_sem::none, atom_scalar_scope Scope = atom_scalar_scope::none, atom_scalar_space Space = atom_scalar_space::none, bool CacheHint = false> detail::reg_t<detail::atom_scalar_type_d(Sem, Scope, Space, atom_scalar_op::exch, false, CacheHint, Type)> atom_exch(detail::reg_t<detail::atom_scalar_type_a(Sem, Scope, Space, atom_scalar_op::exch, false, CacheHint, Type)> a, detail::reg_t<detail::atom_scalar_type_b(Sem, Scope, Space, atom_scalar_op::exch, false, CacheHint, Type)> b, std::uint64_t cache_policy) */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, atom_scalar_vec::none, PtxgenType)> atom_cas(detail::host_arg, detail::host_arg, detail::host_arg) { return detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::cas, false, false, atom_scalar_vec::none, PtxgenType)>{}; }
+/* template <atom_scalar_type Type, atom_scalar_sem Sem = atom_scalar_sem::none, atom_scalar_scope Scope = atom_scalar_scope::none, atom_scalar_space Space = atom_scalar_space::none, bool CacheHint = false> detail::reg_t<detail::atom_scalar_type_d(Sem, Scope, Space, atom_scalar_op::exch, false, CacheHint, atom_scalar_vec::none, Type)> atom_exch(detail::reg_t<detail::atom_scalar_type_a(Sem, Scope, Space, atom_scalar_op::exch, false, CacheHint, atom_scalar_vec::none, Type)> a, detail::reg_t<detail::atom_scalar_type_b(Sem, Scope, Space, atom_scalar_op::exch, false, CacheHint, atom_scalar_vec::none, Type)> b) */
+/* template <atom_scalar_type Type, atom_scalar_sem Sem = atom_scalar_sem::none, atom_scalar_scope Scope = atom_scalar_scope::none, atom_scalar_space Space = atom_scalar_space::none, bool CacheHint = false> detail::reg_t<detail::atom_scalar_type_d(Sem, Scope, Space, atom_scalar_op::exch, false, CacheHint, atom_scalar_vec::none, Type)> atom_exch(detail::reg_t<detail::atom_scalar_type_a(Sem, Scope, Space, atom_scalar_op::exch, false, CacheHint, atom_scalar_vec::none, Type)> a, detail::reg_t<detail::atom_scalar_type_b(Sem, Scope, Space, atom_scalar_op::exch, false, CacheHint, atom_scalar_vec::none, Type)> b, std::uint64_t cache_policy) */
 template <atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem = atom_scalar_sem::none, atom_scalar_scope PtxgenScope = atom_scalar_scope::none, atom_scalar_space PtxgenSpace = atom_scalar_space::none, bool PtxgenCacheHint = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, PtxgenType)> atom_exch(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, PtxgenType)>{}; }
-/* template <atom_scalar_op Op, atom_scalar_type Type, atom_scalar_sem Sem = atom_scalar_sem::none, atom_scalar_scope Scope = atom_scalar_scope::none, atom_scalar_space Space = atom_scalar_space::none, bool Noftz = false, bool CacheHint = false> detail::reg_t<detail::atom_scalar_type_d(Sem, Scope, Space, Op, Noftz, CacheHint, Type)> atom(detail::reg_t<detail::atom_scalar_type_a(Sem, Scope, Space, Op, Noftz, CacheHint, Type)> a, detail::reg_t<detail::atom_scalar_type_b(Sem, Scope, Space, Op, Noftz, CacheHint, Type)> b) */
-/* template <atom_scalar_op Op, atom_scalar_type Type, atom_scalar_sem Sem = atom_scalar_sem::none, atom_scalar_scope Scope = atom_scalar_scope::none, atom_scalar_space Space = atom_scalar_space::none, bool Noftz = false, bool CacheHint = false> detail::reg_t<detail::atom_scalar_type_d(Sem, Scope, Space, Op, Noftz, CacheHint, Type)> atom(detail::reg_t<detail::atom_scalar_type_a(Sem, Scope, Space, Op, Noftz, CacheHint, Type)> a, detail::reg_t<detail::atom_scalar_type_b(Sem, Scope, Space, Op, Noftz, CacheHint, Type)> b, std::uint64_t cache_policy) */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> atom_exch(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, atom_scalar_op::exch, false, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)>{}; }
+/* template <atom_scalar_op Op, atom_scalar_type Type, atom_scalar_sem Sem = atom_scalar_sem::none, atom_scalar_scope Scope = atom_scalar_scope::none, atom_scalar_space Space = atom_scalar_space::none, bool Noftz = false, bool CacheHint = false> detail::reg_t<detail::atom_scalar_type_d(Sem, Scope, Space, Op, Noftz, CacheHint, atom_scalar_vec::none, Type)> atom(detail::reg_t<detail::atom_scalar_type_a(Sem, Scope, Space, Op, Noftz, CacheHint, atom_scalar_vec::none, Type)> a, detail::reg_t<detail::atom_scalar_type_b(Sem, Scope, Space, Op, Noftz, CacheHint, atom_scalar_vec::none, Type)> b) */
+/* template <atom_scalar_op Op, atom_scalar_type Type, atom_scalar_sem Sem = atom_scalar_sem::none, atom_scalar_scope Scope = atom_scalar_scope::none, atom_scalar_space Space = atom_scalar_space::none, bool Noftz = false, bool CacheHint = false> detail::reg_t<detail::atom_scalar_type_d(Sem, Scope, Space, Op, Noftz, CacheHint, atom_scalar_vec::none, Type)> atom(detail::reg_t<detail::atom_scalar_type_a(Sem, Scope, Space, Op, Noftz, CacheHint, atom_scalar_vec::none, Type)> a, detail::reg_t<detail::atom_scalar_type_b(Sem, Scope, Space, Op, Noftz, CacheHint, atom_scalar_vec::none, Type)> b, std::uint64_t cache_policy) */
 template <atom_scalar_op PtxgenOp, atom_scalar_type PtxgenType, atom_scalar_sem PtxgenSem = atom_scalar_sem::none, atom_scalar_scope PtxgenScope = atom_scalar_scope::none, atom_scalar_space PtxgenSpace = atom_scalar_space::none, bool PtxgenNoftz = false, bool PtxgenCacheHint = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenType)> atom(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, PtxgenType)>{}; }
-/* template <red_scalar_op Op, red_scalar_type Type, red_scalar_sem Sem = red_scalar_sem::none, red_scalar_scope Scope = red_scalar_scope::none, red_scalar_space Space = red_scalar_space::none, bool Noftz = false, bool CacheHint = false> void red(detail::reg_t<detail::red_scalar_type_a(Sem, Scope, Space, Op, Noftz, CacheHint, Type)> a, detail::reg_t<detail::red_scalar_type_b(Sem, Scope, Space, Op, Noftz, CacheHint, Type)> b) */
-/* template <red_scalar_op Op, red_scalar_type Type, red_scalar_sem Sem = red_scalar_sem::none, red_scalar_scope Scope = red_scalar_scope::none, red_scalar_space Space = red_scalar_space::none, bool Noftz = false, bool CacheHint = false> void red(detail::reg_t<detail::red_scalar_type_a(Sem, Scope, Space, Op, Noftz, CacheHint, Type)> a, detail::reg_t<detail::red_scalar_type_b(Sem, Scope, Space, Op, Noftz, CacheHint, Type)> b, std::uint64_t cache_policy) */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)> atom(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return detail::reg_t<detail::atom_scalar_type_d(PtxgenSem, PtxgenScope, PtxgenSpace, PtxgenOp, PtxgenNoftz, PtxgenCacheHint, atom_scalar_vec::none, PtxgenType)>{}; }
+/* template <atom_scalar_op Op, atom_scalar_type Type, atom_scalar_sem Sem = atom_scalar_sem::none, atom_scalar_scope Scope = atom_scalar_scope::none, atom_scalar_space Space = atom_scalar_space::none, bool Noftz = false, bool CacheHint = false, atom_scalar_vec Vec = atom_scalar_vec::none, class Elem0, decltype(sizeof(0)) Length0, class Elem1, decltype(sizeof(0)) Length1> void atom_v(Elem0 (&dv)[Length0], detail::reg_t<detail::atom_scalar_type_a(Sem, Scope, Space, Op, Noftz, CacheHint, Vec, Type)> a, const Elem1 (&bv)[Length1]) */
+/* template <atom_scalar_op Op, atom_scalar_type Type, atom_scalar_sem Sem = atom_scalar_sem::none, atom_scalar_scope Scope = atom_scalar_scope::none, atom_scalar_space Space = atom_scalar_space::none, bool Noftz = false, bool CacheHint = false, atom_scalar_vec Vec = atom_scalar_vec::none, class Elem0, decltype(sizeof(0)) Length0, class Elem1, decltype(sizeof(0)) Length1> void atom_v(Elem0 (&dv)[Length0], detail::reg_t<detail::atom_scalar_type_a(Sem, Scope, Space, Op, Noftz, CacheHint, Vec, Type)> a, const Elem1 (&bv)[Length1], std::uint64_t cache_policy) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void atom_v(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
+/* template <red_scalar_op Op, red_scalar_type Type, red_scalar_sem Sem = red_scalar_sem::none, red_scalar_scope Scope = red_scalar_scope::none, red_scalar_space Space = red_scalar_space::none, bool Noftz = false, bool CacheHint = false> void red(detail::reg_t<detail::red_scalar_type_a(Sem, Scope, Space, Op, Noftz, CacheHint, red_scalar_vec::none, Type)> a, detail::reg_t<detail::red_scalar_type_b(Sem, Scope, Space, Op, Noftz, CacheHint, red_scalar_vec::none, Type)> b) */
+/* template <red_scalar_op Op, red_scalar_type Type, red_scalar_sem Sem = red_scalar_sem::none, red_scalar_scope Scope = red_scalar_scope::none, red_scalar_space Space = red_scalar_space::none, bool Noftz = false, bool CacheHint = false> void red(detail::reg_t<detail::red_scalar_type_a(Sem, Scope, Space, Op, Noftz, CacheHint, red_scalar_vec::none, Type)> a, detail::reg_t<detail::red_scalar_type_b(Sem, Scope, Space, Op, Noftz, CacheHint, red_scalar_vec::none, Type)> b, std::uint64_t cache_policy) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void red(detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
+/* template <red_scalar_op Op, red_scalar_type Type, red_scalar_sem Sem = red_scalar_sem::none, red_scalar_scope Scope = red_scalar_scope::none, red_scalar_space Space = red_scalar_space::none, bool Noftz = false, bool CacheHint = false, red_scalar_vec Vec = red_scalar_vec::none, class Elem0, decltype(sizeof(0)) Length0> void red_v(detail::reg_t<detail::red_scalar_type_a(Sem, Scope, Space, Op, Noftz, CacheHint, Vec, Type)> a, const Elem0 (&bv)[Length0]) */
+/* template <red_scalar_op Op, red_scalar_type Type, red_scalar_sem Sem = red_scalar_sem::none, red_scalar_scope Scope = red_scalar_scope::none, red_scalar_space Space = red_scalar_space::none, bool Noftz = false, bool CacheHint = false, red_scalar_vec Vec = red_scalar_vec::none, class Elem0, decltype(sizeof(0)) Length0> void red_v(detail::reg_t<detail::red_scalar_type_a(Sem, Scope, Space, Op, Noftz, CacheHint, Vec, Type)> a, const Elem0 (&bv)[Length0], std::uint64_t cache_policy) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void red_v(detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
 #endif
 #endif
 

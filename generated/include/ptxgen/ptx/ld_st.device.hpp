@@ -13,7 +13,7 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int load_type_a(load_sem, load_scope, load_space space, load_cache, bool, load_prefetch, load_vec, load_type) {
+PTXGEN_PTX_CONSTEXPR int load_type_a(bool, load_sem, load_scope, load_space space, load_cop, bool, load_cache, load_evict_l2, bool, load_prefetch, load_vec, load_type) {
     if (const long long ptxgen_v = detail::entry("\006\006\001\001\001\006\006"
             , 1, detail::cell(0, 1, static_cast<long long>(space), 7)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -21,7 +21,7 @@ PTXGEN_PTX_CONSTEXPR int load_type_a(load_sem, load_scope, load_space space, loa
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int store_type_a(store_sem, store_scope, store_space space, store_cache, bool, store_vec, store_type) {
+PTXGEN_PTX_CONSTEXPR int store_type_a(bool, store_sem, store_scope, store_space space, store_cache, store_evict_l2, bool, store_vec, store_type) {
     if (const long long ptxgen_v = detail::entry("\007\007\001\001\001\007"
             , 1, detail::cell(0, 1, static_cast<long long>(space), 6)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -29,9 +29,9 @@ PTXGEN_PTX_CONSTEXPR int store_type_a(store_sem, store_scope, store_space space,
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int store_type_b(store_sem, store_scope, store_space, store_cache, bool, store_vec, store_type type) {
-    if (const long long ptxgen_v = detail::entry("\001\010\001\003\001\010\001\003\002\002\002\003\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int store_type_b(bool, store_sem, store_scope, store_space, store_cache, store_evict_l2, bool, store_vec, store_type type) {
+    if (const long long ptxgen_v = detail::entry("\001\010\001\003\013\001\010\001\003\002\002\002\003\004\005"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 15)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
@@ -42,18 +42,30 @@ PTXGEN_PTX_CONSTEXPR int store_type_b(store_sem, store_scope, store_space, store
 
 // The checks of the qualifiers that every overload of ld with these template
 // parameters makes, once.
-template <load_type PtxgenType, load_space PtxgenSpace, load_cache PtxgenCache, bool PtxgenCacheHint, load_prefetch PtxgenPrefetch>
+template <load_type PtxgenType, load_space PtxgenSpace, load_cop PtxgenCop, bool PtxgenNc, load_cache PtxgenCache, bool PtxgenCacheHint, load_prefetch PtxgenPrefetch>
 struct ld_checks {
+    static_assert((!((PtxgenCop != load_cop::none))) || (((PtxgenCache == load_cache::none))),
+                  "ptxgen: ld: a load takes a cache operator or an L1 eviction priority, not both");
     static_assert((!(PtxgenCacheHint)) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
                   "ptxgen: ld: .L2::cache_hint is for .global or generic addresses");
     static_assert((!((PtxgenPrefetch != load_prefetch::none))) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
                   "ptxgen: ld: the .L2 prefetch sizes are for .global or generic addresses");
-    static_assert((!((PtxgenCache != load_cache::none))) || ((!(PtxgenCacheHint))),
-                  "ptxgen: ld: ptxgen offers one of a cache qualifier, .L2::cache_hint and a prefetch size per load");
-    static_assert((!((PtxgenCache != load_cache::none))) || ((!((PtxgenPrefetch != load_prefetch::none)))),
-                  "ptxgen: ld: ptxgen offers one of a cache qualifier, .L2::cache_hint and a prefetch size per load");
-    static_assert((!(PtxgenCacheHint)) || ((!((PtxgenPrefetch != load_prefetch::none)))),
-                  "ptxgen: ld: ptxgen offers one of a cache qualifier, .L2::cache_hint and a prefetch size per load");
+    static_assert((!(PtxgenNc)) || (((PtxgenSpace == load_space::space_global))),
+                  "ptxgen: ld: .nc loads are weak loads from .global (ld.global.nc)");
+    static_assert((!(PtxgenNc)) || ((!((PtxgenCop == load_cop::lu || PtxgenCop == load_cop::cv)))),
+                  "ptxgen: ld: ld.global.nc takes the cache operators .ca, .cg and .cs only");
+    static_assert((!((PtxgenSpace == load_space::none) && (PtxgenCache != load_cache::none))) || ((!(PtxgenCacheHint))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on .global loads, one of them on generic loads");
+    static_assert((!((PtxgenSpace == load_space::none) && (PtxgenCache != load_cache::none))) || ((!((PtxgenPrefetch != load_prefetch::none)))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on .global loads, one of them on generic loads");
+    static_assert((!((PtxgenSpace == load_space::none) && (PtxgenCop != load_cop::none))) || ((!(PtxgenCacheHint))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on .global loads, one of them on generic loads");
+    static_assert((!((PtxgenSpace == load_space::none) && (PtxgenCop != load_cop::none))) || ((!((PtxgenPrefetch != load_prefetch::none)))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on .global loads, one of them on generic loads");
+    static_assert((!((PtxgenSpace == load_space::none) && PtxgenCacheHint)) || ((!((PtxgenPrefetch != load_prefetch::none)))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on .global loads, one of them on generic loads");
+    static_assert((!((PtxgenCop != load_cop::none))) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
+                  "ptxgen: ld: ptxgen offers the cache qualifiers on .global and generic loads");
     static_assert((!((PtxgenCache != load_cache::none))) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
                   "ptxgen: ld: ptxgen offers the cache qualifiers on .global and generic loads");
     static constexpr bool ok = true;
@@ -61,8 +73,10 @@ struct ld_checks {
 
 // The checks of the qualifiers that every overload of ld_v with these template
 // parameters makes, once.
-template <load_type PtxgenType, load_space PtxgenSpace, load_cache PtxgenCache, bool PtxgenCacheHint, load_prefetch PtxgenPrefetch, load_vec PtxgenVec>
+template <load_type PtxgenType, load_space PtxgenSpace, load_cop PtxgenCop, bool PtxgenNc, load_cache PtxgenCache, load_evict_l2 PtxgenEvictL2, bool PtxgenCacheHint, load_prefetch PtxgenPrefetch, load_vec PtxgenVec>
 struct ld_v_checks {
+    static_assert((!((PtxgenCop != load_cop::none))) || (((PtxgenCache == load_cache::none))),
+                  "ptxgen: ld: a load takes a cache operator or an L1 eviction priority, not both");
     static_assert((!(PtxgenCacheHint)) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
                   "ptxgen: ld: .L2::cache_hint is for .global or generic addresses");
     static_assert((!((PtxgenPrefetch != load_prefetch::none))) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
@@ -73,12 +87,38 @@ struct ld_v_checks {
                   "ptxgen: ld: .v8 of a 32-bit type loads from .global or generic addresses");
     static_assert((!((PtxgenVec == load_vec::v4) && (PtxgenType == load_type::b64 || PtxgenType == load_type::u64 || PtxgenType == load_type::s64 || PtxgenType == load_type::f64))) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
                   "ptxgen: ld: .v4 of a 64-bit type loads from .global or generic addresses");
-    static_assert((!((PtxgenCache != load_cache::none))) || ((!(PtxgenCacheHint))),
-                  "ptxgen: ld: ptxgen offers one of a cache qualifier, .L2::cache_hint and a prefetch size per load");
-    static_assert((!((PtxgenCache != load_cache::none))) || ((!((PtxgenPrefetch != load_prefetch::none)))),
-                  "ptxgen: ld: ptxgen offers one of a cache qualifier, .L2::cache_hint and a prefetch size per load");
-    static_assert((!(PtxgenCacheHint)) || ((!((PtxgenPrefetch != load_prefetch::none)))),
-                  "ptxgen: ld: ptxgen offers one of a cache qualifier, .L2::cache_hint and a prefetch size per load");
+    static_assert((!(PtxgenNc)) || (((PtxgenSpace == load_space::space_global))),
+                  "ptxgen: ld: .nc loads are weak loads from .global (ld.global.nc)");
+    static_assert((!(PtxgenNc)) || ((!((PtxgenCop == load_cop::lu || PtxgenCop == load_cop::cv)))),
+                  "ptxgen: ld: ld.global.nc takes the cache operators .ca, .cg and .cs only");
+    static_assert((!((PtxgenEvictL2 != load_evict_l2::none))) || (((PtxgenVec == load_vec::v4 || PtxgenVec == load_vec::v8))),
+                  "ptxgen: ld: an L2 eviction priority goes with .v8 of a 32-bit type or .v4 of a 64-bit type");
+    static_assert((!((PtxgenEvictL2 != load_evict_l2::none) && (PtxgenVec == load_vec::v4))) || (((PtxgenType == load_type::b64 || PtxgenType == load_type::u64 || PtxgenType == load_type::s64 || PtxgenType == load_type::f64))),
+                  "ptxgen: ld: an L2 eviction priority goes with .v8 of a 32-bit type or .v4 of a 64-bit type");
+    static_assert((!((PtxgenType == load_type::b128))) || (((PtxgenVec == load_vec::none))),
+                  "ptxgen: ld: .b128 loads one 128-bit register (no vector)");
+    static_assert((!((PtxgenSpace == load_space::none) && (PtxgenCache != load_cache::none))) || ((!(PtxgenCacheHint))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on .global loads, one of them on generic loads");
+    static_assert((!((PtxgenSpace == load_space::none) && (PtxgenCache != load_cache::none))) || ((!((PtxgenPrefetch != load_prefetch::none)))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on .global loads, one of them on generic loads");
+    static_assert((!((PtxgenSpace == load_space::none) && (PtxgenCop != load_cop::none))) || ((!(PtxgenCacheHint))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on .global loads, one of them on generic loads");
+    static_assert((!((PtxgenSpace == load_space::none) && (PtxgenCop != load_cop::none))) || ((!((PtxgenPrefetch != load_prefetch::none)))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on .global loads, one of them on generic loads");
+    static_assert((!((PtxgenSpace == load_space::none) && PtxgenCacheHint)) || ((!((PtxgenPrefetch != load_prefetch::none)))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on .global loads, one of them on generic loads");
+    static_assert((!((PtxgenVec != load_vec::none) && (PtxgenCop != load_cop::none))) || ((!(PtxgenCacheHint))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on scalar .global loads, one of them on vectors");
+    static_assert((!((PtxgenVec != load_vec::none) && (PtxgenCop != load_cop::none))) || ((!((PtxgenPrefetch != load_prefetch::none)))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on scalar .global loads, one of them on vectors");
+    static_assert((!((PtxgenVec != load_vec::none) && (PtxgenCache != load_cache::none))) || ((!(PtxgenCacheHint))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on scalar .global loads, one of them on vectors");
+    static_assert((!((PtxgenVec != load_vec::none) && (PtxgenCache != load_cache::none))) || ((!((PtxgenPrefetch != load_prefetch::none)))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on scalar .global loads, one of them on vectors");
+    static_assert((!((PtxgenVec != load_vec::none) && PtxgenCacheHint)) || ((!((PtxgenPrefetch != load_prefetch::none)))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on scalar .global loads, one of them on vectors");
+    static_assert((!((PtxgenCop != load_cop::none))) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
+                  "ptxgen: ld: ptxgen offers the cache qualifiers on .global and generic loads");
     static_assert((!((PtxgenCache != load_cache::none))) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
                   "ptxgen: ld: ptxgen offers the cache qualifiers on .global and generic loads");
     static_assert(!((PtxgenVec == load_vec::none)),
@@ -90,18 +130,38 @@ struct ld_v_checks {
 
 // The checks of the qualifiers that every overload of ld_relaxed with these template
 // parameters makes, once.
-template <load_type PtxgenType, load_scope PtxgenScope, load_space PtxgenSpace>
+template <load_type PtxgenType, load_scope PtxgenScope, load_space PtxgenSpace, load_cache PtxgenCache, bool PtxgenCacheHint, load_prefetch PtxgenPrefetch>
 struct ld_relaxed_checks {
     static_assert((((PtxgenScope != load_scope::none))),
                   "ptxgen: ld: .relaxed and .acquire need a scope");
     static_assert((((PtxgenSpace != load_space::local && PtxgenSpace != load_space::space_const))),
                   "ptxgen: ld: .relaxed and .acquire loads are from .global, .shared or generic addresses");
+    static_assert((!(PtxgenCacheHint)) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
+                  "ptxgen: ld: .L2::cache_hint is for .global or generic addresses");
+    static_assert((!((PtxgenPrefetch != load_prefetch::none))) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
+                  "ptxgen: ld: the .L2 prefetch sizes are for .global or generic addresses");
+    static_assert((!((PtxgenSpace == load_space::none))) || (((PtxgenCache == load_cache::none) && !PtxgenCacheHint && (PtxgenPrefetch == load_prefetch::none))),
+                  "ptxgen: ld: ptxgen offers the hints of .relaxed / .acquire loads on .global addresses only");
+    static_assert((!((PtxgenCache != load_cache::none))) || ((!(PtxgenCacheHint))),
+                  "ptxgen: ld: ptxgen offers one of an L1 eviction priority, .L2::cache_hint and a prefetch size per .relaxed / .acquire load");
+    static_assert((!((PtxgenCache != load_cache::none))) || ((!((PtxgenPrefetch != load_prefetch::none)))),
+                  "ptxgen: ld: ptxgen offers one of an L1 eviction priority, .L2::cache_hint and a prefetch size per .relaxed / .acquire load");
+    static_assert((!(PtxgenCacheHint)) || ((!((PtxgenPrefetch != load_prefetch::none)))),
+                  "ptxgen: ld: ptxgen offers one of an L1 eviction priority, .L2::cache_hint and a prefetch size per .relaxed / .acquire load");
+    static_assert((!((PtxgenSpace == load_space::none) && (PtxgenCache != load_cache::none))) || ((!(PtxgenCacheHint))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on .global loads, one of them on generic loads");
+    static_assert((!((PtxgenSpace == load_space::none) && (PtxgenCache != load_cache::none))) || ((!((PtxgenPrefetch != load_prefetch::none)))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on .global loads, one of them on generic loads");
+    static_assert((!((PtxgenSpace == load_space::none) && PtxgenCacheHint)) || ((!((PtxgenPrefetch != load_prefetch::none)))),
+                  "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on .global loads, one of them on generic loads");
+    static_assert((!((PtxgenCache != load_cache::none))) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
+                  "ptxgen: ld: ptxgen offers the cache qualifiers on .global and generic loads");
     static constexpr bool ok = true;
 };
 
 // The checks of the qualifiers that every overload of ld_relaxed_v with these template
 // parameters makes, once.
-template <load_type PtxgenType, load_scope PtxgenScope, load_space PtxgenSpace, load_vec PtxgenVec>
+template <load_type PtxgenType, load_scope PtxgenScope, load_space PtxgenSpace, load_evict_l2 PtxgenEvictL2, load_vec PtxgenVec>
 struct ld_relaxed_v_checks {
     static_assert((((PtxgenScope != load_scope::none))),
                   "ptxgen: ld: .relaxed and .acquire need a scope");
@@ -113,6 +173,14 @@ struct ld_relaxed_v_checks {
                   "ptxgen: ld: .v8 of a 32-bit type loads from .global or generic addresses");
     static_assert((!((PtxgenVec == load_vec::v4) && (PtxgenType == load_type::b64 || PtxgenType == load_type::u64 || PtxgenType == load_type::s64 || PtxgenType == load_type::f64))) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
                   "ptxgen: ld: .v4 of a 64-bit type loads from .global or generic addresses");
+    static_assert((!((PtxgenEvictL2 != load_evict_l2::none))) || (((PtxgenVec == load_vec::v4 || PtxgenVec == load_vec::v8))),
+                  "ptxgen: ld: an L2 eviction priority goes with .v8 of a 32-bit type or .v4 of a 64-bit type");
+    static_assert((!((PtxgenEvictL2 != load_evict_l2::none) && (PtxgenVec == load_vec::v4))) || (((PtxgenType == load_type::b64 || PtxgenType == load_type::u64 || PtxgenType == load_type::s64 || PtxgenType == load_type::f64))),
+                  "ptxgen: ld: an L2 eviction priority goes with .v8 of a 32-bit type or .v4 of a 64-bit type");
+    static_assert((!((PtxgenType == load_type::b128))) || (((PtxgenVec == load_vec::none))),
+                  "ptxgen: ld: .b128 loads one 128-bit register (no vector)");
+    static_assert((!((PtxgenSpace == load_space::none))) || (((PtxgenEvictL2 == load_evict_l2::none))),
+                  "ptxgen: ld: ptxgen offers the hints of .relaxed / .acquire loads on .global addresses only");
     static_assert(!((PtxgenVec == load_vec::none)),
                   "ptxgen: ld: operand d is required when vec = none");
     static_assert((PtxgenVec != load_vec::none),
@@ -126,8 +194,8 @@ template <store_type PtxgenType, store_space PtxgenSpace, store_cache PtxgenCach
 struct st_checks {
     static_assert((!(PtxgenCacheHint)) || (((PtxgenSpace == store_space::none || PtxgenSpace == store_space::space_global))),
                   "ptxgen: st: .L2::cache_hint is for .global or generic addresses");
-    static_assert((!((PtxgenCache != store_cache::none))) || ((!(PtxgenCacheHint))),
-                  "ptxgen: st: ptxgen offers one of a cache qualifier and .L2::cache_hint per store");
+    static_assert((!((PtxgenSpace == store_space::none) && (PtxgenCache != store_cache::none))) || ((!(PtxgenCacheHint))),
+                  "ptxgen: st: ptxgen offers every cache qualifier with .L2::cache_hint on .global stores, one of them on generic stores");
     static_assert((!((PtxgenCache != store_cache::none))) || (((PtxgenSpace == store_space::none || PtxgenSpace == store_space::space_global))),
                   "ptxgen: st: ptxgen offers the cache qualifiers on .global and generic stores");
     static constexpr bool ok = true;
@@ -135,7 +203,7 @@ struct st_checks {
 
 // The checks of the qualifiers that every overload of st_v with these template
 // parameters makes, once.
-template <store_type PtxgenType, store_space PtxgenSpace, store_cache PtxgenCache, bool PtxgenCacheHint, store_vec PtxgenVec>
+template <store_type PtxgenType, store_space PtxgenSpace, store_cache PtxgenCache, store_evict_l2 PtxgenEvictL2, bool PtxgenCacheHint, store_vec PtxgenVec>
 struct st_v_checks {
     static_assert((!(PtxgenCacheHint)) || (((PtxgenSpace == store_space::none || PtxgenSpace == store_space::space_global))),
                   "ptxgen: st: .L2::cache_hint is for .global or generic addresses");
@@ -145,8 +213,16 @@ struct st_v_checks {
                   "ptxgen: st: .v8 of a 32-bit type stores to .global or generic addresses");
     static_assert((!((PtxgenVec == store_vec::v4) && (PtxgenType == store_type::b64 || PtxgenType == store_type::u64 || PtxgenType == store_type::s64 || PtxgenType == store_type::f64))) || (((PtxgenSpace == store_space::none || PtxgenSpace == store_space::space_global))),
                   "ptxgen: st: .v4 of a 64-bit type stores to .global or generic addresses");
-    static_assert((!((PtxgenCache != store_cache::none))) || ((!(PtxgenCacheHint))),
-                  "ptxgen: st: ptxgen offers one of a cache qualifier and .L2::cache_hint per store");
+    static_assert((!((PtxgenEvictL2 != store_evict_l2::none))) || (((PtxgenVec == store_vec::v4 || PtxgenVec == store_vec::v8))),
+                  "ptxgen: st: an L2 eviction priority goes with .v8 of a 32-bit type or .v4 of a 64-bit type");
+    static_assert((!((PtxgenEvictL2 != store_evict_l2::none) && (PtxgenVec == store_vec::v4))) || (((PtxgenType == store_type::b64 || PtxgenType == store_type::u64 || PtxgenType == store_type::s64 || PtxgenType == store_type::f64))),
+                  "ptxgen: st: an L2 eviction priority goes with .v8 of a 32-bit type or .v4 of a 64-bit type");
+    static_assert((!((PtxgenType == store_type::b128))) || (((PtxgenVec == store_vec::none))),
+                  "ptxgen: st: .b128 stores one 128-bit register (no vector)");
+    static_assert((!((PtxgenSpace == store_space::none) && (PtxgenCache != store_cache::none))) || ((!(PtxgenCacheHint))),
+                  "ptxgen: st: ptxgen offers every cache qualifier with .L2::cache_hint on .global stores, one of them on generic stores");
+    static_assert((!((PtxgenVec != store_vec::none) && (PtxgenCache != store_cache::none))) || ((!(PtxgenCacheHint))),
+                  "ptxgen: st: ptxgen offers every combination of cache qualifier and .L2::cache_hint on scalar .global stores, one of them on vectors");
     static_assert((!((PtxgenCache != store_cache::none))) || (((PtxgenSpace == store_space::none || PtxgenSpace == store_space::space_global))),
                   "ptxgen: st: ptxgen offers the cache qualifiers on .global and generic stores");
     static_assert(!((PtxgenVec == store_vec::none)),
@@ -158,7 +234,7 @@ struct st_v_checks {
 
 // The checks of the qualifiers that every overload of st_relaxed with these template
 // parameters makes, once.
-template <store_type PtxgenType, store_scope PtxgenScope, store_space PtxgenSpace, store_cache PtxgenCache>
+template <store_type PtxgenType, store_scope PtxgenScope, store_space PtxgenSpace, store_cache PtxgenCache, bool PtxgenCacheHint>
 struct st_relaxed_checks {
     static_assert((((PtxgenScope != store_scope::none))),
                   "ptxgen: st: .relaxed and .release need a scope");
@@ -166,8 +242,14 @@ struct st_relaxed_checks {
                   "ptxgen: st: .relaxed and .release stores are to .global, .shared or generic addresses");
     static_assert((!((PtxgenCache == store_cache::wb || PtxgenCache == store_cache::cg || PtxgenCache == store_cache::cs || PtxgenCache == store_cache::wt))),
                   "ptxgen: st: the cache operators .wb/.cg/.cs/.wt go with weak stores only");
-    static_assert((((PtxgenCache == store_cache::none || PtxgenCache == store_cache::L1_no_allocate))),
-                  "ptxgen: st: ptxgen offers .L1::no_allocate as the only cache qualifier of ordered stores");
+    static_assert((!(PtxgenCacheHint)) || (((PtxgenSpace == store_space::none || PtxgenSpace == store_space::space_global))),
+                  "ptxgen: st: .L2::cache_hint is for .global or generic addresses");
+    static_assert((!((PtxgenSpace == store_space::none))) || (((PtxgenCache == store_cache::none) && !PtxgenCacheHint)),
+                  "ptxgen: st: ptxgen offers the hints of .relaxed / .release stores on .global addresses only");
+    static_assert((!((PtxgenCache != store_cache::none))) || ((!(PtxgenCacheHint))),
+                  "ptxgen: st: ptxgen offers one of an L1 eviction priority and .L2::cache_hint per .relaxed / .release store");
+    static_assert((!((PtxgenSpace == store_space::none) && (PtxgenCache != store_cache::none))) || ((!(PtxgenCacheHint))),
+                  "ptxgen: st: ptxgen offers every cache qualifier with .L2::cache_hint on .global stores, one of them on generic stores");
     static_assert((!((PtxgenCache != store_cache::none))) || (((PtxgenSpace == store_space::none || PtxgenSpace == store_space::space_global))),
                   "ptxgen: st: ptxgen offers the cache qualifiers on .global and generic stores");
     static constexpr bool ok = true;
@@ -175,24 +257,26 @@ struct st_relaxed_checks {
 
 // The checks of the qualifiers that every overload of st_relaxed_v with these template
 // parameters makes, once.
-template <store_type PtxgenType, store_scope PtxgenScope, store_space PtxgenSpace, store_cache PtxgenCache, store_vec PtxgenVec>
+template <store_type PtxgenType, store_scope PtxgenScope, store_space PtxgenSpace, store_evict_l2 PtxgenEvictL2, store_vec PtxgenVec>
 struct st_relaxed_v_checks {
     static_assert((((PtxgenScope != store_scope::none))),
                   "ptxgen: st: .relaxed and .release need a scope");
     static_assert((((PtxgenSpace != store_space::local))),
                   "ptxgen: st: .relaxed and .release stores are to .global, .shared or generic addresses");
-    static_assert((!((PtxgenCache == store_cache::wb || PtxgenCache == store_cache::cg || PtxgenCache == store_cache::cs || PtxgenCache == store_cache::wt))),
-                  "ptxgen: st: the cache operators .wb/.cg/.cs/.wt go with weak stores only");
     static_assert((!((PtxgenVec == store_vec::v8))) || (((PtxgenType == store_type::b32 || PtxgenType == store_type::u32 || PtxgenType == store_type::s32 || PtxgenType == store_type::f32))),
                   "ptxgen: st: .v8 stores 32-bit types");
     static_assert((!((PtxgenVec == store_vec::v8) && (PtxgenType == store_type::b32 || PtxgenType == store_type::u32 || PtxgenType == store_type::s32 || PtxgenType == store_type::f32))) || (((PtxgenSpace == store_space::none || PtxgenSpace == store_space::space_global))),
                   "ptxgen: st: .v8 of a 32-bit type stores to .global or generic addresses");
     static_assert((!((PtxgenVec == store_vec::v4) && (PtxgenType == store_type::b64 || PtxgenType == store_type::u64 || PtxgenType == store_type::s64 || PtxgenType == store_type::f64))) || (((PtxgenSpace == store_space::none || PtxgenSpace == store_space::space_global))),
                   "ptxgen: st: .v4 of a 64-bit type stores to .global or generic addresses");
-    static_assert((((PtxgenCache == store_cache::none || PtxgenCache == store_cache::L1_no_allocate))),
-                  "ptxgen: st: ptxgen offers .L1::no_allocate as the only cache qualifier of ordered stores");
-    static_assert((!((PtxgenCache != store_cache::none))) || (((PtxgenSpace == store_space::none || PtxgenSpace == store_space::space_global))),
-                  "ptxgen: st: ptxgen offers the cache qualifiers on .global and generic stores");
+    static_assert((!((PtxgenEvictL2 != store_evict_l2::none))) || (((PtxgenVec == store_vec::v4 || PtxgenVec == store_vec::v8))),
+                  "ptxgen: st: an L2 eviction priority goes with .v8 of a 32-bit type or .v4 of a 64-bit type");
+    static_assert((!((PtxgenEvictL2 != store_evict_l2::none) && (PtxgenVec == store_vec::v4))) || (((PtxgenType == store_type::b64 || PtxgenType == store_type::u64 || PtxgenType == store_type::s64 || PtxgenType == store_type::f64))),
+                  "ptxgen: st: an L2 eviction priority goes with .v8 of a 32-bit type or .v4 of a 64-bit type");
+    static_assert((!((PtxgenType == store_type::b128))) || (((PtxgenVec == store_vec::none))),
+                  "ptxgen: st: .b128 stores one 128-bit register (no vector)");
+    static_assert((!((PtxgenSpace == store_space::none))) || (((PtxgenEvictL2 == store_evict_l2::none))),
+                  "ptxgen: st: ptxgen offers the hints of .relaxed / .release stores on .global addresses only");
     static_assert(!((PtxgenVec == store_vec::none)),
                   "ptxgen: st: operand b is required when vec = none");
     static_assert((PtxgenVec != store_vec::none),
@@ -204,7 +288,7 @@ struct st_relaxed_v_checks {
 template <class PtxgenNeeded, class PtxgenGiven>
 struct load_v_element_type {
     static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
-                  "ptxgen: ld: operand v: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t with type = b8, std::uint32_t with type = u8, std::int32_t with type = s8, std::uint16_t with type = b16, std::uint16_t with type = u16, std::int32_t with type = s16, std::uint32_t with type = b32, std::uint32_t with type = u32, std::int32_t with type = s32, std::uint64_t with type = b64, std::uint64_t with type = u64, std::uint64_t with type = s64, float with type = f32, double with type = f64");
+                  "ptxgen: ld: operand v: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t with type = b8, std::uint32_t with type = u8, std::int32_t with type = s8, std::uint16_t with type = b16, std::uint16_t with type = u16, std::int32_t with type = s16, std::uint32_t with type = b32, std::uint32_t with type = u32, std::int32_t with type = s32, std::uint64_t with type = b64, std::uint64_t with type = u64, std::uint64_t with type = s64, float with type = f32, double with type = f64, ::ptxgen::ptx::uint128_t with type = b128");
     static constexpr bool ok = true;
 };
 template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
@@ -218,7 +302,7 @@ struct load_v_length {
 template <class PtxgenNeeded, class PtxgenGiven>
 struct store_v_element_type {
     static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
-                  "ptxgen: st: operand v: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t with type = b8, std::uint32_t with type = u8, std::int32_t with type = s8, std::uint16_t with type = b16, std::uint16_t with type = u16, std::int32_t with type = s16, std::uint32_t with type = b32, std::uint32_t with type = u32, std::int32_t with type = s32, std::uint64_t with type = b64, std::uint64_t with type = u64, std::uint64_t with type = s64, float with type = f32, double with type = f64");
+                  "ptxgen: st: operand v: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): std::uint32_t with type = b8, std::uint32_t with type = u8, std::int32_t with type = s8, std::uint16_t with type = b16, std::uint16_t with type = u16, std::int32_t with type = s16, std::uint32_t with type = b32, std::uint32_t with type = u32, std::int32_t with type = s32, std::uint64_t with type = b64, std::uint64_t with type = u64, std::uint64_t with type = s64, float with type = f32, double with type = f64, ::ptxgen::ptx::uint128_t with type = b128");
     static constexpr bool ok = true;
 };
 template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
@@ -234,83 +318,217 @@ struct store_v_length {
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 462 forms of ld: form number * 256 + support class, by
+// The 1485 forms of ld: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct ld_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\001\001\000\001\002\000\002\003\000\000\010\000\000\020\000\000\030\000\000 \000"
-        "\000(\000\0010\000\0018\000\001@\000\001H\000\001P\000\000X\000\001Y\000"
-        "\001Z\000\002[\000\000`\000\000h\000\000p\000\000x\000\000\200\000\001\210\000"
-        "\001\220\000\001\230\000\001\240\000\001\250\000\000\260\000\003\010\001\004`\001\000\270\001"
-        "\000\020\002\000h\002\001i\002\001j\002\002k\002\000p\002\000x\002\000\200\002"
-        "\000\210\002\000\220\002\001\230\002\001\240\002\001\250\002\001\260\002\001\270\002\000\300\002"
-        "\001\301\002\001\302\002\002\303\002\000\310\002\000\320\002\000\330\002\000\340\002\000\350\002"
-        "\001\360\002\001\370\002\001\000\003\001\010\003\001\020\003\000\030\003\003p\003\004\310\003"
-        "\000 \004\000x\004\000\320\004\001\321\004\001\322\004\002\323\004\000\330\004\000\340\004"
-        "\000\350\004\000\360\004\000\370\004\001\000\005\001\010\005\001\020\005\001\030\005\001 \005"
-        "\000(\005\001)\005\001*\005\002+\005\0000\005\0008\005\000@\005\000H\005"
-        "\000P\005\001X\005\001`\005\001h\005\001p\005\001x\005\000\200\005\003\330\005"
-        "\0040\006\000\210\006\000\340\006\0008\007\0019\007\001:\007\002;\007\000@\007"
-        "\000H\007\000P\007\000X\007\000`\007\001h\007\001p\007\001x\007\001\200\007"
-        "\001\210\007\000\220\007\001\221\007\001\222\007\002\223\007\000\230\007\000\240\007\000\250\007"
-        "\000\260\007\000\270\007\001\300\007\001\310\007\001\320\007\001\330\007\001\340\007\000\350\007"
-        "\003@\010\004\230\010\000\360\010\000H\011\000\240\011\001\241\011\001\242\011\002\243\011"
-        "\000\250\011\000\260\011\000\270\011\000\300\011\000\310\011\001\320\011\001\330\011\001\340\011"
-        "\001\350\011\001\360\011\000\370\011\001\371\011\001\372\011\002\373\011\000\000\012\000\010\012"
-        "\000\020\012\000\030\012\000 \012\001(\012\0010\012\0018\012\001@\012\001H\012"
-        "\000P\012\003\250\012\004\000\013\000X\013\000\260\013\000\010\014\001\011\014\001\012\014"
-        "\002\013\014\000\020\014\000\030\014\000 \014\000(\014\0000\014\0018\014\001@\014"
-        "\001H\014\001P\014\001X\014\000`\014\001a\014\001b\014\002c\014\000h\014"
-        "\000p\014\000x\014\000\200\014\000\210\014\001\220\014\001\230\014\001\240\014\001\250\014"
-        "\001\260\014\000\270\014\003\020\015\004h\015\000\300\015\000\030\016\000p\016\001q\016"
-        "\001r\016\002s\016\000x\016\000\200\016\000\210\016\000\220\016\000\230\016\001\240\016"
-        "\001\250\016\001\260\016\001\270\016\001\300\016\000\310\016\001\311\016\001\312\016\002\313\016"
-        "\000\320\016\000\330\016\000\340\016\000\350\016\000\360\016\001\370\016\001\000\017\001\010\017"
-        "\001\020\017\001\030\017\000 \017\003x\017\004\320\017\000(\020\000\200\020\000\330\020"
-        "\001\331\020\001\332\020\002\333\020\000\340\020\000\350\020\000\360\020\000\370\020\000\000\021"
-        "\001\010\021\001\020\021\001\030\021\001 \021\001(\021\0000\021\0011\021\0012\021"
-        "\0023\021\0008\021\000@\021\000H\021\000P\021\000X\021\001`\021\001h\021"
-        "\001p\021\001x\021\001\200\021\000\210\021\003\340\021\0048\022\000\220\022\000\350\022"
-        "\000@\023\001A\023\001B\023\002C\023\000H\023\000P\023\000X\023\000`\023"
-        "\000h\023\001p\023\001x\023\001\200\023\001\210\023\001\220\023\000\230\023\001\231\023"
-        "\001\232\023\002\233\023\000\240\023\000\250\023\000\260\023\000\270\023\000\300\023\001\310\023"
-        "\001\320\023\001\330\023\001\340\023\001\350\023\000\360\023\003H\024\004\240\024\000\370\024"
-        "\000P\025\000\250\025\001\251\025\001\252\025\002\253\025\000\260\025\000\270\025\000\300\025"
-        "\000\310\025\000\320\025\001\330\025\001\340\025\001\350\025\001\360\025\001\370\025\000\000\026"
-        "\001\001\026\001\002\026\002\003\026\000\010\026\000\020\026\000\030\026\000 \026\000(\026"
-        "\0010\026\0018\026\001@\026\001H\026\001P\026\000X\026\003\260\026\004\010\027"
-        "\000`\027\000\270\027\000\020\030\001\021\030\001\022\030\002\023\030\000\030\030\000 \030"
-        "\000(\030\0000\030\0008\030\001@\030\001H\030\001P\030\001X\030\001`\030"
-        "\000h\030\001i\030\001j\030\002k\030\000p\030\000x\030\000\200\030\000\210\030"
-        "\000\220\030\001\230\030\001\240\030\001\250\030\001\260\030\001\270\030\000\300\030\003\030\031"
-        "\004p\031\000\310\031\000 \032\000x\032\001y\032\001z\032\002{\032\000\200\032"
-        "\000\210\032\000\220\032\000\230\032\000\240\032\001\250\032\001\260\032\001\270\032\001\300\032"
-        "\001\310\032\000\320\032\001\321\032\001\322\032\002\323\032\000\330\032\000\340\032\000\350\032"
-        "\000\360\032\000\370\032\001\000\033\001\010\033\001\020\033\001\030\033\001 \033\000(\033"
-        "\003\200\033\004\330\033\0000\034\000\210\034\000\340\034\001\341\034\001\342\034\002\343\034"
-        "\000\350\034\000\360\034\000\370\034\000\000\035\000\010\035\001\020\035\001\030\035\001 \035"
-        "\001(\035\0010\035\0008\035\0019\035\001:\035\002;\035\000@\035\000H\035"
-        "\000P\035\000X\035\000`\035\001h\035\001p\035\001x\035\001\200\035\001\210\035"
-        "\000\220\035\003\350\035\004@\036\000\230\036\000\360\036\000H\037\001I\037\001J\037"
-        "\002K\037\000P\037\000X\037\000`\037\000h\037\000p\037\001x\037\001\200\037"
-        "\001\210\037\001\220\037\001\230\037\000\240\037\001\241\037\001\242\037\002\243\037\000\250\037"
-        "\000\260\037\000\270\037\000\300\037\000\310\037\001\320\037\001\330\037\001\340\037\001\350\037"
-        "\001\360\037\000\370\037\003P \004\250 \000\000!\000X!";
+        "\000\000\000\002\001\000\002\002\000\003\003\000\002\010\000\002\020\000\002\030\000\002 \000"
+        "\002(\000\000`\000\000\300\000\000 \001\000\200\001\000\340\001\000@\002\002A\002"
+        "\002B\002\003C\002\002H\002\002I\002\002J\002\003K\002\002P\002\002Q\002"
+        "\002R\002\003S\002\002X\002\002Y\002\002Z\002\003[\002\002`\002\002a\002"
+        "\002b\002\003c\002\002h\002\002i\002\002j\002\003k\002\000p\002\002q\002"
+        "\002r\002\003s\002\002x\002\002y\002\002z\002\003{\002\002\200\002\002\201\002"
+        "\002\202\002\003\203\002\002\210\002\002\211\002\002\212\002\003\213\002\002\220\002\002\221\002"
+        "\002\222\002\003\223\002\002\230\002\002\231\002\002\232\002\003\233\002\000\240\002\002\241\002"
+        "\002\242\002\003\243\002\000\320\002\002\321\002\002\322\002\003\323\002\000\000\003\002\001\003"
+        "\002\002\003\003\003\003\0000\003\0021\003\0022\003\0033\003\000`\003\002a\003"
+        "\002b\003\003c\003\000\220\003\002\221\003\002\222\003\003\223\003\000\300\003\002\301\003"
+        "\002\302\003\003\303\003\000 \004\002!\004\002\"\004\003#\004\000\200\004\005\300\006"
+        "\006\000\011\000@\013\000\200\015\000\300\017\002\301\017\002\302\017\003\303\017\002\310\017"
+        "\002\320\017\002\330\017\002\340\017\002\350\017\000 \020\000\200\020\000\340\020\000@\021"
+        "\000\240\021\000\000\022\002\001\022\002\002\022\003\003\022\002\010\022\002\011\022\002\012\022"
+        "\003\013\022\002\020\022\002\021\022\002\022\022\003\023\022\002\030\022\002\031\022\002\032\022"
+        "\003\033\022\002 \022\002!\022\002\"\022\003#\022\002(\022\002)\022\002*\022"
+        "\003+\022\0000\022\0021\022\0022\022\0033\022\0028\022\0029\022\002:\022"
+        "\003;\022\002@\022\002A\022\002B\022\003C\022\002H\022\002I\022\002J\022"
+        "\003K\022\002P\022\002Q\022\002R\022\003S\022\002X\022\002Y\022\002Z\022"
+        "\003[\022\000`\022\002a\022\002b\022\003c\022\000\220\022\002\221\022\002\222\022"
+        "\003\223\022\000\300\022\002\301\022\002\302\022\003\303\022\000\360\022\002\361\022\002\362\022"
+        "\003\363\022\000 \023\002!\023\002\"\023\003#\023\000P\023\002Q\023\002R\023"
+        "\003S\023\000\200\023\002\201\023\002\202\023\003\203\023\000\340\023\002\341\023\002\342\023"
+        "\003\343\023\000@\024\005\200\026\006\300\030\000\000\033\000@\035\000\200\037\002\201\037"
+        "\002\202\037\003\203\037\002\210\037\002\220\037\002\230\037\002\240\037\002\250\037\000\340\037"
+        "\000@ \000\240 \000\000!\000`!\000\300!\002\301!\002\302!\003\303!"
+        "\002\310!\002\311!\002\312!\003\313!\002\320!\002\321!\002\322!\003\323!"
+        "\002\330!\002\331!\002\332!\003\333!\002\340!\002\341!\002\342!\003\343!"
+        "\002\350!\002\351!\002\352!\003\353!\000\360!\002\361!\002\362!\003\363!"
+        "\002\370!\002\371!\002\372!\003\373!\002\000\"\002\001\"\002\002\"\003\003\""
+        "\002\010\"\002\011\"\002\012\"\003\013\"\002\020\"\002\021\"\002\022\"\003\023\""
+        "\002\030\"\002\031\"\002\032\"\003\033\"\000 \"\002!\"\002\"\"\003#\""
+        "\000P\"\002Q\"\002R\"\003S\"\000\200\"\002\201\"\002\202\"\003\203\""
+        "\000\260\"\002\261\"\002\262\"\003\263\"\000\340\"\002\341\"\002\342\"\003\343\""
+        "\000\020#\002\021#\002\022#\003\023#\000@#\002A#\002B#\003C#"
+        "\000\240#\002\241#\002\242#\003\243#\000\000$\005@&\006\200(\000\300*"
+        "\000\000-\000@/\002A/\002B/\003C/\002H/\002P/\002X/"
+        "\002`/\002h/\000\240/\000\0000\000`0\000\3000\000 1\000\2001"
+        "\002\2011\002\2021\003\2031\002\2101\002\2111\002\2121\003\2131\002\2201"
+        "\002\2211\002\2221\003\2231\002\2301\002\2311\002\2321\003\2331\002\2401"
+        "\002\2411\002\2421\003\2431\002\2501\002\2511\002\2521\003\2531\000\2601"
+        "\002\2611\002\2621\003\2631\002\2701\002\2711\002\2721\003\2731\002\3001"
+        "\002\3011\002\3021\003\3031\002\3101\002\3111\002\3121\003\3131\002\3201"
+        "\002\3211\002\3221\003\3231\002\3301\002\3311\002\3321\003\3331\000\3401"
+        "\002\3411\002\3421\003\3431\000\0202\002\0212\002\0222\003\0232\000@2"
+        "\002A2\002B2\003C2\000p2\002q2\002r2\003s2\000\2402"
+        "\002\2412\002\2422\003\2432\000\3202\002\3212\002\3222\003\3232\000\0003"
+        "\002\0013\002\0023\003\0033\000`3\002a3\002b3\003c3\000\3003"
+        "\005\0006\006@8\000\200:\000\300<\001\000\?\001\001\?\001\002\?\004\003\?"
+        "\001\010\?\001\020\?\001\030\?\001 \?\001(\?\001`\?\001\300\?\001 @"
+        "\001\200@\001\340@\001@A\001AA\001BA\004CA\001HA\001IA"
+        "\001JA\004KA\001PA\001QA\001RA\004SA\001XA\001YA"
+        "\001ZA\004[A\001`A\001aA\001bA\004cA\001hA\001iA"
+        "\001jA\004kA\001pA\001qA\001rA\004sA\001xA\001yA"
+        "\001zA\004{A\001\200A\001\201A\001\202A\004\203A\001\210A\001\211A"
+        "\001\212A\004\213A\001\220A\001\221A\001\222A\004\223A\001\230A\001\231A"
+        "\001\232A\004\233A\001\240A\001\241A\001\242A\004\243A\001\320A\001\321A"
+        "\001\322A\004\323A\001\000B\001\001B\001\002B\004\003B\0010B\0011B"
+        "\0012B\0043B\001`B\001aB\001bB\004cB\001\220B\001\221B"
+        "\001\222B\004\223B\001\300B\001\301B\001\302B\004\303B\001 C\001!C"
+        "\001\"C\004#C\001\200C\001\300E\007\000H\001@J\001\200L\000\300N"
+        "\002\301N\002\302N\003\303N\002\310N\002\320N\002\330N\002\340N\002\350N"
+        "\000 O\000\200O\000\340O\000@P\000\240P\000\000Q\002\001Q\002\002Q"
+        "\003\003Q\002\010Q\002\011Q\002\012Q\003\013Q\002\020Q\002\021Q\002\022Q"
+        "\003\023Q\002\030Q\002\031Q\002\032Q\003\033Q\002 Q\002!Q\002\"Q"
+        "\003#Q\002(Q\002)Q\002*Q\003+Q\0000Q\0021Q\0022Q"
+        "\0033Q\0028Q\0029Q\002:Q\003;Q\002@Q\002AQ\002BQ"
+        "\003CQ\002HQ\002IQ\002JQ\003KQ\002PQ\002QQ\002RQ"
+        "\003SQ\002XQ\002YQ\002ZQ\003[Q\000`Q\002aQ\002bQ"
+        "\003cQ\000\220Q\002\221Q\002\222Q\003\223Q\000\300Q\002\301Q\002\302Q"
+        "\003\303Q\000\360Q\002\361Q\002\362Q\003\363Q\000 R\002!R\002\"R"
+        "\003#R\000PR\002QR\002RR\003SR\000\200R\002\201R\002\202R"
+        "\003\203R\000\340R\002\341R\002\342R\003\343R\000@S\005\200U\006\300W"
+        "\000\000Z\000@\\\000\200^\002\201^\002\202^\003\203^\002\210^\002\220^"
+        "\002\230^\002\240^\002\250^\000\340^\000@_\000\240_\000\000`\000``"
+        "\000\300`\002\301`\002\302`\003\303`\002\310`\002\311`\002\312`\003\313`"
+        "\002\320`\002\321`\002\322`\003\323`\002\330`\002\331`\002\332`\003\333`"
+        "\002\340`\002\341`\002\342`\003\343`\002\350`\002\351`\002\352`\003\353`"
+        "\000\360`\002\361`\002\362`\003\363`\002\370`\002\371`\002\372`\003\373`"
+        "\002\000a\002\001a\002\002a\003\003a\002\010a\002\011a\002\012a\003\013a"
+        "\002\020a\002\021a\002\022a\003\023a\002\030a\002\031a\002\032a\003\033a"
+        "\000 a\002!a\002\"a\003#a\000Pa\002Qa\002Ra\003Sa"
+        "\000\200a\002\201a\002\202a\003\203a\000\260a\002\261a\002\262a\003\263a"
+        "\000\340a\002\341a\002\342a\003\343a\000\020b\002\021b\002\022b\003\023b"
+        "\000@b\002Ab\002Bb\003Cb\000\240b\002\241b\002\242b\003\243b"
+        "\000\000c\005@e\006\200g\000\300i\000\000l\000@n\002An\002Bn"
+        "\003Cn\002Hn\002Pn\002Xn\002`n\002hn\000\240n\000\000o"
+        "\000`o\000\300o\000 p\000\200p\002\201p\002\202p\003\203p\002\210p"
+        "\002\211p\002\212p\003\213p\002\220p\002\221p\002\222p\003\223p\002\230p"
+        "\002\231p\002\232p\003\233p\002\240p\002\241p\002\242p\003\243p\002\250p"
+        "\002\251p\002\252p\003\253p\000\260p\002\261p\002\262p\003\263p\002\270p"
+        "\002\271p\002\272p\003\273p\002\300p\002\301p\002\302p\003\303p\002\310p"
+        "\002\311p\002\312p\003\313p\002\320p\002\321p\002\322p\003\323p\002\330p"
+        "\002\331p\002\332p\003\333p\000\340p\002\341p\002\342p\003\343p\000\020q"
+        "\002\021q\002\022q\003\023q\000@q\002Aq\002Bq\003Cq\000pq"
+        "\002qq\002rq\003sq\000\240q\002\241q\002\242q\003\243q\000\320q"
+        "\002\321q\002\322q\003\323q\000\000r\002\001r\002\002r\003\003r\000`r"
+        "\002ar\002br\003cr\000\300r\005\000u\006@w\000\200y\000\300{"
+        "\000\000~\002\001~\002\002~\003\003~\002\010~\002\020~\002\030~\002 ~"
+        "\002(~\000`~\000\300~\000 \177\000\200\177\000\340\177\000@\200\002A\200"
+        "\002B\200\003C\200\002H\200\002I\200\002J\200\003K\200\002P\200\002Q\200"
+        "\002R\200\003S\200\002X\200\002Y\200\002Z\200\003[\200\002`\200\002a\200"
+        "\002b\200\003c\200\002h\200\002i\200\002j\200\003k\200\000p\200\002q\200"
+        "\002r\200\003s\200\002x\200\002y\200\002z\200\003{\200\002\200\200\002\201\200"
+        "\002\202\200\003\203\200\002\210\200\002\211\200\002\212\200\003\213\200\002\220\200\002\221\200"
+        "\002\222\200\003\223\200\002\230\200\002\231\200\002\232\200\003\233\200\000\240\200\002\241\200"
+        "\002\242\200\003\243\200\000\320\200\002\321\200\002\322\200\003\323\200\000\000\201\002\001\201"
+        "\002\002\201\003\003\201\0000\201\0021\201\0022\201\0033\201\000`\201\002a\201"
+        "\002b\201\003c\201\000\220\201\002\221\201\002\222\201\003\223\201\000\300\201\002\301\201"
+        "\002\302\201\003\303\201\000 \202\002!\202\002\"\202\003#\202\000\200\202\005\300\204"
+        "\006\000\207\000@\211\000\200\213\000\300\215\002\301\215\002\302\215\003\303\215\002\310\215"
+        "\002\320\215\002\330\215\002\340\215\002\350\215\000 \216\000\200\216\000\340\216\000@\217"
+        "\000\240\217\000\000\220\002\001\220\002\002\220\003\003\220\002\010\220\002\011\220\002\012\220"
+        "\003\013\220\002\020\220\002\021\220\002\022\220\003\023\220\002\030\220\002\031\220\002\032\220"
+        "\003\033\220\002 \220\002!\220\002\"\220\003#\220\002(\220\002)\220\002*\220"
+        "\003+\220\0000\220\0021\220\0022\220\0033\220\0028\220\0029\220\002:\220"
+        "\003;\220\002@\220\002A\220\002B\220\003C\220\002H\220\002I\220\002J\220"
+        "\003K\220\002P\220\002Q\220\002R\220\003S\220\002X\220\002Y\220\002Z\220"
+        "\003[\220\000`\220\002a\220\002b\220\003c\220\000\220\220\002\221\220\002\222\220"
+        "\003\223\220\000\300\220\002\301\220\002\302\220\003\303\220\000\360\220\002\361\220\002\362\220"
+        "\003\363\220\000 \221\002!\221\002\"\221\003#\221\000P\221\002Q\221\002R\221"
+        "\003S\221\000\200\221\002\201\221\002\202\221\003\203\221\000\340\221\002\341\221\002\342\221"
+        "\003\343\221\000@\222\005\200\224\006\300\226\000\000\231\000@\233\000\200\235\002\201\235"
+        "\002\202\235\003\203\235\002\210\235\002\220\235\002\230\235\002\240\235\002\250\235\000\340\235"
+        "\000@\236\000\240\236\000\000\237\000`\237\000\300\237\002\301\237\002\302\237\003\303\237"
+        "\002\310\237\002\311\237\002\312\237\003\313\237\002\320\237\002\321\237\002\322\237\003\323\237"
+        "\002\330\237\002\331\237\002\332\237\003\333\237\002\340\237\002\341\237\002\342\237\003\343\237"
+        "\002\350\237\002\351\237\002\352\237\003\353\237\000\360\237\002\361\237\002\362\237\003\363\237"
+        "\002\370\237\002\371\237\002\372\237\003\373\237\002\000\240\002\001\240\002\002\240\003\003\240"
+        "\002\010\240\002\011\240\002\012\240\003\013\240\002\020\240\002\021\240\002\022\240\003\023\240"
+        "\002\030\240\002\031\240\002\032\240\003\033\240\000 \240\002!\240\002\"\240\003#\240"
+        "\000P\240\002Q\240\002R\240\003S\240\000\200\240\002\201\240\002\202\240\003\203\240"
+        "\000\260\240\002\261\240\002\262\240\003\263\240\000\340\240\002\341\240\002\342\240\003\343\240"
+        "\000\020\241\002\021\241\002\022\241\003\023\241\000@\241\002A\241\002B\241\003C\241"
+        "\000\240\241\002\241\241\002\242\241\003\243\241\000\000\242\005@\244\006\200\246\000\300\250"
+        "\000\000\253\000@\255\002A\255\002B\255\003C\255\002H\255\002P\255\002X\255"
+        "\002`\255\002h\255\000\240\255\000\000\256\000`\256\000\300\256\000 \257\000\200\257"
+        "\002\201\257\002\202\257\003\203\257\002\210\257\002\211\257\002\212\257\003\213\257\002\220\257"
+        "\002\221\257\002\222\257\003\223\257\002\230\257\002\231\257\002\232\257\003\233\257\002\240\257"
+        "\002\241\257\002\242\257\003\243\257\002\250\257\002\251\257\002\252\257\003\253\257\000\260\257"
+        "\002\261\257\002\262\257\003\263\257\002\270\257\002\271\257\002\272\257\003\273\257\002\300\257"
+        "\002\301\257\002\302\257\003\303\257\002\310\257\002\311\257\002\312\257\003\313\257\002\320\257"
+        "\002\321\257\002\322\257\003\323\257\002\330\257\002\331\257\002\332\257\003\333\257\000\340\257"
+        "\002\341\257\002\342\257\003\343\257\000\020\260\002\021\260\002\022\260\003\023\260\000@\260"
+        "\002A\260\002B\260\003C\260\000p\260\002q\260\002r\260\003s\260\000\240\260"
+        "\002\241\260\002\242\260\003\243\260\000\320\260\002\321\260\002\322\260\003\323\260\000\000\261"
+        "\002\001\261\002\002\261\003\003\261\000`\261\002a\261\002b\261\003c\261\000\300\261"
+        "\005\000\264\006@\266\000\200\270\000\300\272\000\000\275\002\001\275\002\002\275\003\003\275"
+        "\002\010\275\002\020\275\002\030\275\002 \275\002(\275\000`\275\000\300\275\000 \276"
+        "\000\200\276\000\340\276\000@\277\002A\277\002B\277\003C\277\002H\277\002I\277"
+        "\002J\277\003K\277\002P\277\002Q\277\002R\277\003S\277\002X\277\002Y\277"
+        "\002Z\277\003[\277\002`\277\002a\277\002b\277\003c\277\002h\277\002i\277"
+        "\002j\277\003k\277\000p\277\002q\277\002r\277\003s\277\002x\277\002y\277"
+        "\002z\277\003{\277\002\200\277\002\201\277\002\202\277\003\203\277\002\210\277\002\211\277"
+        "\002\212\277\003\213\277\002\220\277\002\221\277\002\222\277\003\223\277\002\230\277\002\231\277"
+        "\002\232\277\003\233\277\000\240\277\002\241\277\002\242\277\003\243\277\000\320\277\002\321\277"
+        "\002\322\277\003\323\277\000\000\300\002\001\300\002\002\300\003\003\300\0000\300\0021\300"
+        "\0022\300\0033\300\000`\300\002a\300\002b\300\003c\300\000\220\300\002\221\300"
+        "\002\222\300\003\223\300\000\300\300\002\301\300\002\302\300\003\303\300\000 \301\002!\301"
+        "\002\"\301\003#\301\000\200\301\005\300\303\006\000\306\000@\310\000\200\312\000\300\314"
+        "\002\301\314\002\302\314\003\303\314\002\310\314\002\320\314\002\330\314\002\340\314\002\350\314"
+        "\000 \315\000\200\315\000\340\315\000@\316\000\240\316\000\000\317\002\001\317\002\002\317"
+        "\003\003\317\002\010\317\002\011\317\002\012\317\003\013\317\002\020\317\002\021\317\002\022\317"
+        "\003\023\317\002\030\317\002\031\317\002\032\317\003\033\317\002 \317\002!\317\002\"\317"
+        "\003#\317\002(\317\002)\317\002*\317\003+\317\0000\317\0021\317\0022\317"
+        "\0033\317\0028\317\0029\317\002:\317\003;\317\002@\317\002A\317\002B\317"
+        "\003C\317\002H\317\002I\317\002J\317\003K\317\002P\317\002Q\317\002R\317"
+        "\003S\317\002X\317\002Y\317\002Z\317\003[\317\000`\317\002a\317\002b\317"
+        "\003c\317\000\220\317\002\221\317\002\222\317\003\223\317\000\300\317\002\301\317\002\302\317"
+        "\003\303\317\000\360\317\002\361\317\002\362\317\003\363\317\000 \320\002!\320\002\"\320"
+        "\003#\320\000P\320\002Q\320\002R\320\003S\320\000\200\320\002\201\320\002\202\320"
+        "\003\203\320\000\340\320\002\341\320\002\342\320\003\343\320\000@\321\005\200\323\006\300\325"
+        "\000\000\330\000@\332\000\200\334\002\201\334\002\202\334\003\203\334\002\210\334\002\220\334"
+        "\002\230\334\002\240\334\002\250\334\000\340\334\000@\335\000\240\335\000\000\336\000`\336"
+        "\000\300\336\002\301\336\002\302\336\003\303\336\002\310\336\002\311\336\002\312\336\003\313\336"
+        "\002\320\336\002\321\336\002\322\336\003\323\336\002\330\336\002\331\336\002\332\336\003\333\336"
+        "\002\340\336\002\341\336\002\342\336\003\343\336\002\350\336\002\351\336\002\352\336\003\353\336"
+        "\000\360\336\002\361\336\002\362\336\003\363\336\002\370\336\002\371\336\002\372\336\003\373\336"
+        "\002\000\337\002\001\337\002\002\337\003\003\337\002\010\337\002\011\337\002\012\337\003\013\337"
+        "\002\020\337\002\021\337\002\022\337\003\023\337\002\030\337\002\031\337\002\032\337\003\033\337"
+        "\000 \337\002!\337\002\"\337\003#\337\000P\337\002Q\337\002R\337\003S\337"
+        "\000\200\337\002\201\337\002\202\337\003\203\337\000\260\337\002\261\337\002\262\337\003\263\337"
+        "\000\340\337\002\341\337\002\342\337\003\343\337\000\020\340\002\021\340\002\022\340\003\023\340"
+        "\000@\340\002A\340\002B\340\003C\340\000\240\340\002\241\340\002\242\340\003\243\340"
+        "\000\000\341\005@\343\006\200\345\000\300\347\000\000\352";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 83},
         {0x1fffffffull, 750, 74},
         {0x1ffffffeull, 800, 74},
+        {0x1ffffffeull, 800, 83},
         {0x1fffffffull, 750, 78},
         {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 83},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_ld_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_ld_is_only_on_sm_75_and_later_from_ptx_isa_8_3,
         &ptxgen_unsupported_target_ld_is_only_on_sm_75_and_later_from_ptx_isa_7_4,
         &ptxgen_unsupported_target_ld_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        &ptxgen_unsupported_target_ld_is_only_on_sm_80_and_later_from_ptx_isa_8_3,
         &ptxgen_unsupported_target_ld_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
         &ptxgen_unsupported_target_ld_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_ld_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
     };
 };
 // Their asm statements, by position in that table (ld_st.forms.hpp).
@@ -323,11 +541,13 @@ PTXGEN_PTX_DEVICE void ld_forms0(PtxgenA0& d, PtxgenA1 a);
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = none, scope = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = none, scope = none, evict_l2 = none, vec = none.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
- *   PtxgenCache: cache (none, ca, cg, cs, lu, cv, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). a cache operator (.cop) or an L1 eviction priority (the ISA's two syntax lines take one or the other)
+ *   PtxgenCop: cop (none, ca, cg, cs, lu, cv). a cache operator (written before .nc, as ld.global.cg.nc)
+ *   PtxgenNc: nc (true / false). ld.global.nc, through the non-coherent (read-only) cache
+ *   PtxgenCache: cache (none, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). an L1 eviction priority (written after .nc, as ld.global.nc.L1::evict_last)
  *   PtxgenCacheHint: cache_hint (true / false). the load takes a 64-bit cache policy (createpolicy)
  *   PtxgenPrefetch: prefetch (none, L2::64B, L2::128B, L2::256B).
  * Operands:
@@ -335,15 +555,15 @@ PTXGEN_PTX_DEVICE void ld_forms0(PtxgenA0& d, PtxgenA1 a);
  *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld(
-    detail::reg_t<detail::load_type_a(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a
+template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cop PtxgenCop = load_cop::none, bool PtxgenNc = false, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld(
+    detail::reg_t<detail::load_type_a(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a
 ) {
-    detail::reg_t<detail::load_type_d(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
+    detail::reg_t<detail::load_type_d(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::ld_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 11, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
+    using ptxgen_f = detail::form_of<detail::ld_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 6, static_cast<long long>(PtxgenCop)), 2, (PtxgenNc ? 1 : 0)), 6, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(detail::ld_checks<PtxgenType, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch>::ok);
+    static_assert(detail::ld_checks<PtxgenType, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: ld: operand cache_policy is required when cache_hint = true");
     static_assert(ptxgen_f::cls >= 0,
@@ -361,21 +581,171 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::none, load_scope::
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 28 forms of ld: form number * 256 + support class, by
+// The 1215 forms of ld: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct ld_forms1_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\004\000\000\\\000\000l\002\000\304\002\000\324\004\000,\005\000<\007\000\224\007"
-        "\000\244\011\000\374\011\000\014\014\000d\014\000t\016\000\314\016\000\334\020\0004\021"
-        "\000D\023\000\234\023\000\254\025\000\004\026\000\024\030\000l\030\000|\032\000\324\032"
-        "\000\344\034\000<\035\000L\037\000\244\037";
+        "\000\004\000\000D\002\000E\002\000F\002\000G\002\000L\002\000M\002\000N\002"
+        "\000O\002\000T\002\000U\002\000V\002\000W\002\000\\\002\000]\002\000^\002"
+        "\000_\002\000d\002\000e\002\000f\002\000g\002\000l\002\000m\002\000n\002"
+        "\000o\002\000t\002\000u\002\000v\002\000w\002\000|\002\000}\002\000~\002"
+        "\000\177\002\000\204\002\000\205\002\000\206\002\000\207\002\000\214\002\000\215\002\000\216\002"
+        "\000\217\002\000\224\002\000\225\002\000\226\002\000\227\002\000\234\002\000\235\002\000\236\002"
+        "\000\237\002\000\244\002\000\245\002\000\246\002\000\247\002\000\324\002\000\325\002\000\326\002"
+        "\000\327\002\000\004\003\000\005\003\000\006\003\000\007\003\0004\003\0005\003\0006\003"
+        "\0007\003\000d\003\000e\003\000f\003\000g\003\000\224\003\000\225\003\000\226\003"
+        "\000\227\003\000\304\003\000\305\003\000\306\003\000\307\003\000$\004\000%\004\000&\004"
+        "\000'\004\000\304\017\000\004\022\000\005\022\000\006\022\000\007\022\000\014\022\000\015\022"
+        "\000\016\022\000\017\022\000\024\022\000\025\022\000\026\022\000\027\022\000\034\022\000\035\022"
+        "\000\036\022\000\037\022\000$\022\000%\022\000&\022\000'\022\000,\022\000-\022"
+        "\000.\022\000/\022\0004\022\0005\022\0006\022\0007\022\000<\022\000=\022"
+        "\000>\022\000\?\022\000D\022\000E\022\000F\022\000G\022\000L\022\000M\022"
+        "\000N\022\000O\022\000T\022\000U\022\000V\022\000W\022\000\\\022\000]\022"
+        "\000^\022\000_\022\000d\022\000e\022\000f\022\000g\022\000\224\022\000\225\022"
+        "\000\226\022\000\227\022\000\304\022\000\305\022\000\306\022\000\307\022\000\364\022\000\365\022"
+        "\000\366\022\000\367\022\000$\023\000%\023\000&\023\000'\023\000T\023\000U\023"
+        "\000V\023\000W\023\000\204\023\000\205\023\000\206\023\000\207\023\000\344\023\000\345\023"
+        "\000\346\023\000\347\023\000\204\037\000\304!\000\305!\000\306!\000\307!\000\314!"
+        "\000\315!\000\316!\000\317!\000\324!\000\325!\000\326!\000\327!\000\334!"
+        "\000\335!\000\336!\000\337!\000\344!\000\345!\000\346!\000\347!\000\354!"
+        "\000\355!\000\356!\000\357!\000\364!\000\365!\000\366!\000\367!\000\374!"
+        "\000\375!\000\376!\000\377!\000\004\"\000\005\"\000\006\"\000\007\"\000\014\""
+        "\000\015\"\000\016\"\000\017\"\000\024\"\000\025\"\000\026\"\000\027\"\000\034\""
+        "\000\035\"\000\036\"\000\037\"\000$\"\000%\"\000&\"\000'\"\000T\""
+        "\000U\"\000V\"\000W\"\000\204\"\000\205\"\000\206\"\000\207\"\000\264\""
+        "\000\265\"\000\266\"\000\267\"\000\344\"\000\345\"\000\346\"\000\347\"\000\024#"
+        "\000\025#\000\026#\000\027#\000D#\000E#\000F#\000G#\000\244#"
+        "\000\245#\000\246#\000\247#\000D/\000\2041\000\2051\000\2061\000\2071"
+        "\000\2141\000\2151\000\2161\000\2171\000\2241\000\2251\000\2261\000\2271"
+        "\000\2341\000\2351\000\2361\000\2371\000\2441\000\2451\000\2461\000\2471"
+        "\000\2541\000\2551\000\2561\000\2571\000\2641\000\2651\000\2661\000\2671"
+        "\000\2741\000\2751\000\2761\000\2771\000\3041\000\3051\000\3061\000\3071"
+        "\000\3141\000\3151\000\3161\000\3171\000\3241\000\3251\000\3261\000\3271"
+        "\000\3341\000\3351\000\3361\000\3371\000\3441\000\3451\000\3461\000\3471"
+        "\000\0242\000\0252\000\0262\000\0272\000D2\000E2\000F2\000G2"
+        "\000t2\000u2\000v2\000w2\000\2442\000\2452\000\2462\000\2472"
+        "\000\3242\000\3252\000\3262\000\3272\000\0043\000\0053\000\0063\000\0073"
+        "\000d3\000e3\000f3\000g3\001\004\?\001DA\001EA\001FA"
+        "\001GA\001LA\001MA\001NA\001OA\001TA\001UA\001VA"
+        "\001WA\001\\A\001]A\001^A\001_A\001dA\001eA\001fA"
+        "\001gA\001lA\001mA\001nA\001oA\001tA\001uA\001vA"
+        "\001wA\001|A\001}A\001~A\001\177A\001\204A\001\205A\001\206A"
+        "\001\207A\001\214A\001\215A\001\216A\001\217A\001\224A\001\225A\001\226A"
+        "\001\227A\001\234A\001\235A\001\236A\001\237A\001\244A\001\245A\001\246A"
+        "\001\247A\001\324A\001\325A\001\326A\001\327A\001\004B\001\005B\001\006B"
+        "\001\007B\0014B\0015B\0016B\0017B\001dB\001eB\001fB"
+        "\001gB\001\224B\001\225B\001\226B\001\227B\001\304B\001\305B\001\306B"
+        "\001\307B\001$C\001%C\001&C\001'C\000\304N\000\004Q\000\005Q"
+        "\000\006Q\000\007Q\000\014Q\000\015Q\000\016Q\000\017Q\000\024Q\000\025Q"
+        "\000\026Q\000\027Q\000\034Q\000\035Q\000\036Q\000\037Q\000$Q\000%Q"
+        "\000&Q\000'Q\000,Q\000-Q\000.Q\000/Q\0004Q\0005Q"
+        "\0006Q\0007Q\000<Q\000=Q\000>Q\000\?Q\000DQ\000EQ"
+        "\000FQ\000GQ\000LQ\000MQ\000NQ\000OQ\000TQ\000UQ"
+        "\000VQ\000WQ\000\\Q\000]Q\000^Q\000_Q\000dQ\000eQ"
+        "\000fQ\000gQ\000\224Q\000\225Q\000\226Q\000\227Q\000\304Q\000\305Q"
+        "\000\306Q\000\307Q\000\364Q\000\365Q\000\366Q\000\367Q\000$R\000%R"
+        "\000&R\000'R\000TR\000UR\000VR\000WR\000\204R\000\205R"
+        "\000\206R\000\207R\000\344R\000\345R\000\346R\000\347R\000\204^\000\304`"
+        "\000\305`\000\306`\000\307`\000\314`\000\315`\000\316`\000\317`\000\324`"
+        "\000\325`\000\326`\000\327`\000\334`\000\335`\000\336`\000\337`\000\344`"
+        "\000\345`\000\346`\000\347`\000\354`\000\355`\000\356`\000\357`\000\364`"
+        "\000\365`\000\366`\000\367`\000\374`\000\375`\000\376`\000\377`\000\004a"
+        "\000\005a\000\006a\000\007a\000\014a\000\015a\000\016a\000\017a\000\024a"
+        "\000\025a\000\026a\000\027a\000\034a\000\035a\000\036a\000\037a\000$a"
+        "\000%a\000&a\000'a\000Ta\000Ua\000Va\000Wa\000\204a"
+        "\000\205a\000\206a\000\207a\000\264a\000\265a\000\266a\000\267a\000\344a"
+        "\000\345a\000\346a\000\347a\000\024b\000\025b\000\026b\000\027b\000Db"
+        "\000Eb\000Fb\000Gb\000\244b\000\245b\000\246b\000\247b\000Dn"
+        "\000\204p\000\205p\000\206p\000\207p\000\214p\000\215p\000\216p\000\217p"
+        "\000\224p\000\225p\000\226p\000\227p\000\234p\000\235p\000\236p\000\237p"
+        "\000\244p\000\245p\000\246p\000\247p\000\254p\000\255p\000\256p\000\257p"
+        "\000\264p\000\265p\000\266p\000\267p\000\274p\000\275p\000\276p\000\277p"
+        "\000\304p\000\305p\000\306p\000\307p\000\314p\000\315p\000\316p\000\317p"
+        "\000\324p\000\325p\000\326p\000\327p\000\334p\000\335p\000\336p\000\337p"
+        "\000\344p\000\345p\000\346p\000\347p\000\024q\000\025q\000\026q\000\027q"
+        "\000Dq\000Eq\000Fq\000Gq\000tq\000uq\000vq\000wq"
+        "\000\244q\000\245q\000\246q\000\247q\000\324q\000\325q\000\326q\000\327q"
+        "\000\004r\000\005r\000\006r\000\007r\000dr\000er\000fr\000gr"
+        "\000\004~\000D\200\000E\200\000F\200\000G\200\000L\200\000M\200\000N\200"
+        "\000O\200\000T\200\000U\200\000V\200\000W\200\000\\\200\000]\200\000^\200"
+        "\000_\200\000d\200\000e\200\000f\200\000g\200\000l\200\000m\200\000n\200"
+        "\000o\200\000t\200\000u\200\000v\200\000w\200\000|\200\000}\200\000~\200"
+        "\000\177\200\000\204\200\000\205\200\000\206\200\000\207\200\000\214\200\000\215\200\000\216\200"
+        "\000\217\200\000\224\200\000\225\200\000\226\200\000\227\200\000\234\200\000\235\200\000\236\200"
+        "\000\237\200\000\244\200\000\245\200\000\246\200\000\247\200\000\324\200\000\325\200\000\326\200"
+        "\000\327\200\000\004\201\000\005\201\000\006\201\000\007\201\0004\201\0005\201\0006\201"
+        "\0007\201\000d\201\000e\201\000f\201\000g\201\000\224\201\000\225\201\000\226\201"
+        "\000\227\201\000\304\201\000\305\201\000\306\201\000\307\201\000$\202\000%\202\000&\202"
+        "\000'\202\000\304\215\000\004\220\000\005\220\000\006\220\000\007\220\000\014\220\000\015\220"
+        "\000\016\220\000\017\220\000\024\220\000\025\220\000\026\220\000\027\220\000\034\220\000\035\220"
+        "\000\036\220\000\037\220\000$\220\000%\220\000&\220\000'\220\000,\220\000-\220"
+        "\000.\220\000/\220\0004\220\0005\220\0006\220\0007\220\000<\220\000=\220"
+        "\000>\220\000\?\220\000D\220\000E\220\000F\220\000G\220\000L\220\000M\220"
+        "\000N\220\000O\220\000T\220\000U\220\000V\220\000W\220\000\\\220\000]\220"
+        "\000^\220\000_\220\000d\220\000e\220\000f\220\000g\220\000\224\220\000\225\220"
+        "\000\226\220\000\227\220\000\304\220\000\305\220\000\306\220\000\307\220\000\364\220\000\365\220"
+        "\000\366\220\000\367\220\000$\221\000%\221\000&\221\000'\221\000T\221\000U\221"
+        "\000V\221\000W\221\000\204\221\000\205\221\000\206\221\000\207\221\000\344\221\000\345\221"
+        "\000\346\221\000\347\221\000\204\235\000\304\237\000\305\237\000\306\237\000\307\237\000\314\237"
+        "\000\315\237\000\316\237\000\317\237\000\324\237\000\325\237\000\326\237\000\327\237\000\334\237"
+        "\000\335\237\000\336\237\000\337\237\000\344\237\000\345\237\000\346\237\000\347\237\000\354\237"
+        "\000\355\237\000\356\237\000\357\237\000\364\237\000\365\237\000\366\237\000\367\237\000\374\237"
+        "\000\375\237\000\376\237\000\377\237\000\004\240\000\005\240\000\006\240\000\007\240\000\014\240"
+        "\000\015\240\000\016\240\000\017\240\000\024\240\000\025\240\000\026\240\000\027\240\000\034\240"
+        "\000\035\240\000\036\240\000\037\240\000$\240\000%\240\000&\240\000'\240\000T\240"
+        "\000U\240\000V\240\000W\240\000\204\240\000\205\240\000\206\240\000\207\240\000\264\240"
+        "\000\265\240\000\266\240\000\267\240\000\344\240\000\345\240\000\346\240\000\347\240\000\024\241"
+        "\000\025\241\000\026\241\000\027\241\000D\241\000E\241\000F\241\000G\241\000\244\241"
+        "\000\245\241\000\246\241\000\247\241\000D\255\000\204\257\000\205\257\000\206\257\000\207\257"
+        "\000\214\257\000\215\257\000\216\257\000\217\257\000\224\257\000\225\257\000\226\257\000\227\257"
+        "\000\234\257\000\235\257\000\236\257\000\237\257\000\244\257\000\245\257\000\246\257\000\247\257"
+        "\000\254\257\000\255\257\000\256\257\000\257\257\000\264\257\000\265\257\000\266\257\000\267\257"
+        "\000\274\257\000\275\257\000\276\257\000\277\257\000\304\257\000\305\257\000\306\257\000\307\257"
+        "\000\314\257\000\315\257\000\316\257\000\317\257\000\324\257\000\325\257\000\326\257\000\327\257"
+        "\000\334\257\000\335\257\000\336\257\000\337\257\000\344\257\000\345\257\000\346\257\000\347\257"
+        "\000\024\260\000\025\260\000\026\260\000\027\260\000D\260\000E\260\000F\260\000G\260"
+        "\000t\260\000u\260\000v\260\000w\260\000\244\260\000\245\260\000\246\260\000\247\260"
+        "\000\324\260\000\325\260\000\326\260\000\327\260\000\004\261\000\005\261\000\006\261\000\007\261"
+        "\000d\261\000e\261\000f\261\000g\261\000\004\275\000D\277\000E\277\000F\277"
+        "\000G\277\000L\277\000M\277\000N\277\000O\277\000T\277\000U\277\000V\277"
+        "\000W\277\000\\\277\000]\277\000^\277\000_\277\000d\277\000e\277\000f\277"
+        "\000g\277\000l\277\000m\277\000n\277\000o\277\000t\277\000u\277\000v\277"
+        "\000w\277\000|\277\000}\277\000~\277\000\177\277\000\204\277\000\205\277\000\206\277"
+        "\000\207\277\000\214\277\000\215\277\000\216\277\000\217\277\000\224\277\000\225\277\000\226\277"
+        "\000\227\277\000\234\277\000\235\277\000\236\277\000\237\277\000\244\277\000\245\277\000\246\277"
+        "\000\247\277\000\324\277\000\325\277\000\326\277\000\327\277\000\004\300\000\005\300\000\006\300"
+        "\000\007\300\0004\300\0005\300\0006\300\0007\300\000d\300\000e\300\000f\300"
+        "\000g\300\000\224\300\000\225\300\000\226\300\000\227\300\000\304\300\000\305\300\000\306\300"
+        "\000\307\300\000$\301\000%\301\000&\301\000'\301\000\304\314\000\004\317\000\005\317"
+        "\000\006\317\000\007\317\000\014\317\000\015\317\000\016\317\000\017\317\000\024\317\000\025\317"
+        "\000\026\317\000\027\317\000\034\317\000\035\317\000\036\317\000\037\317\000$\317\000%\317"
+        "\000&\317\000'\317\000,\317\000-\317\000.\317\000/\317\0004\317\0005\317"
+        "\0006\317\0007\317\000<\317\000=\317\000>\317\000\?\317\000D\317\000E\317"
+        "\000F\317\000G\317\000L\317\000M\317\000N\317\000O\317\000T\317\000U\317"
+        "\000V\317\000W\317\000\\\317\000]\317\000^\317\000_\317\000d\317\000e\317"
+        "\000f\317\000g\317\000\224\317\000\225\317\000\226\317\000\227\317\000\304\317\000\305\317"
+        "\000\306\317\000\307\317\000\364\317\000\365\317\000\366\317\000\367\317\000$\320\000%\320"
+        "\000&\320\000'\320\000T\320\000U\320\000V\320\000W\320\000\204\320\000\205\320"
+        "\000\206\320\000\207\320\000\344\320\000\345\320\000\346\320\000\347\320\000\204\334\000\304\336"
+        "\000\305\336\000\306\336\000\307\336\000\314\336\000\315\336\000\316\336\000\317\336\000\324\336"
+        "\000\325\336\000\326\336\000\327\336\000\334\336\000\335\336\000\336\336\000\337\336\000\344\336"
+        "\000\345\336\000\346\336\000\347\336\000\354\336\000\355\336\000\356\336\000\357\336\000\364\336"
+        "\000\365\336\000\366\336\000\367\336\000\374\336\000\375\336\000\376\336\000\377\336\000\004\337"
+        "\000\005\337\000\006\337\000\007\337\000\014\337\000\015\337\000\016\337\000\017\337\000\024\337"
+        "\000\025\337\000\026\337\000\027\337\000\034\337\000\035\337\000\036\337\000\037\337\000$\337"
+        "\000%\337\000&\337\000'\337\000T\337\000U\337\000V\337\000W\337\000\204\337"
+        "\000\205\337\000\206\337\000\207\337\000\264\337\000\265\337\000\266\337\000\267\337\000\344\337"
+        "\000\345\337\000\346\337\000\347\337\000\024\340\000\025\340\000\026\340\000\027\340\000D\340"
+        "\000E\340\000F\340\000G\340\000\244\340\000\245\340\000\246\340\000\247\340";
     static constexpr gate gates[] = {
         {0x1ffffffeull, 800, 74},
+        {0x1ffffffeull, 800, 83},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_ld_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        &ptxgen_unsupported_target_ld_is_only_on_sm_80_and_later_from_ptx_isa_8_3,
     };
 };
 // Their asm statements, by position in that table (ld_st.forms.hpp).
@@ -388,11 +758,13 @@ PTXGEN_PTX_DEVICE void ld_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 cache_policy)
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = none, scope = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = none, scope = none, evict_l2 = none, vec = none.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
- *   PtxgenCache: cache (none, ca, cg, cs, lu, cv, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). a cache operator (.cop) or an L1 eviction priority (the ISA's two syntax lines take one or the other)
+ *   PtxgenCop: cop (none, ca, cg, cs, lu, cv). a cache operator (written before .nc, as ld.global.cg.nc)
+ *   PtxgenNc: nc (true / false). ld.global.nc, through the non-coherent (read-only) cache
+ *   PtxgenCache: cache (none, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). an L1 eviction priority (written after .nc, as ld.global.nc.L1::evict_last)
  *   PtxgenCacheHint: cache_hint (true / false). the load takes a 64-bit cache policy (createpolicy)
  *   PtxgenPrefetch: prefetch (none, L2::64B, L2::128B, L2::256B).
  * Operands:
@@ -401,16 +773,16 @@ PTXGEN_PTX_DEVICE void ld_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 cache_policy)
  *   cache_policy: the cache policy (createpolicy)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld(
-    detail::reg_t<detail::load_type_a(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a,
+template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cop PtxgenCop = load_cop::none, bool PtxgenNc = false, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld(
+    detail::reg_t<detail::load_type_a(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a,
     std::uint64_t cache_policy
 ) {
-    detail::reg_t<detail::load_type_d(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
+    detail::reg_t<detail::load_type_d(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::ld_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 11, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
+    using ptxgen_f = detail::form_of<detail::ld_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 6, static_cast<long long>(PtxgenCop)), 2, (PtxgenNc ? 1 : 0)), 6, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(detail::ld_checks<PtxgenType, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch>::ok);
+    static_assert(detail::ld_checks<PtxgenType, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: ld: operand cache_policy is only allowed when cache_hint = true");
     static_assert(ptxgen_f::cls >= 0,
@@ -428,139 +800,406 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::none, load_scope::
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 1016 forms of ld_v: form number * 256 + support class, by
-// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// The 2360 forms of ld_v: form number * 256 + support class, by
+// number (4 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct ld_v_forms0_table {
-    static constexpr int width = 3;
+    static constexpr int width = 4;
     static constexpr char table[] =
-        "\000\001\000\000\002\000\002\005\000\002\006\000\002\011\000\002\012\000\003\015\000\003\016\000"
-        "\000!\000\000\"\000\000A\000\000B\000\000a\000\000b\000\000\201\000\000\202\000"
-        "\000\241\000\000\242\000\002\301\000\002\302\000\002\341\000\002\342\000\002\001\001\002\002\001"
-        "\002!\001\002\"\001\002A\001\002B\001\000a\001\000b\001\002e\001\002f\001"
-        "\002i\001\002j\001\003m\001\003n\001\000\201\001\000\202\001\000\241\001\000\242\001"
-        "\000\301\001\000\302\001\000\341\001\000\342\001\000\001\002\000\002\002\002!\002\002\"\002"
-        "\002A\002\002B\002\002a\002\002b\002\002\201\002\002\202\002\002\241\002\002\242\002"
-        "\000\301\002\000\302\002\004!\004\004\"\004\005\201\005\005\202\005\000\341\006\000\342\006"
-        "\000A\010\000B\010\000\241\011\000\242\011\002\245\011\002\246\011\002\251\011\002\252\011"
-        "\003\255\011\003\256\011\000\301\011\000\302\011\000\341\011\000\342\011\000\001\012\000\002\012"
-        "\000!\012\000\"\012\000A\012\000B\012\002a\012\002b\012\002\201\012\002\202\012"
-        "\002\241\012\002\242\012\002\301\012\002\302\012\002\341\012\002\342\012\000\001\013\000\002\013"
-        "\002\005\013\002\006\013\002\011\013\002\012\013\003\015\013\003\016\013\000!\013\000\"\013"
-        "\000A\013\000B\013\000a\013\000b\013\000\201\013\000\202\013\000\241\013\000\242\013"
-        "\002\301\013\002\302\013\002\341\013\002\342\013\002\001\014\002\002\014\002!\014\002\"\014"
-        "\002A\014\002B\014\000a\014\000b\014\004\301\015\004\302\015\005!\017\005\"\017"
-        "\000\201\020\000\202\020\000\341\021\000\342\021\000A\023\000B\023\001C\023\002E\023"
-        "\002F\023\001G\023\002I\023\002J\023\001K\023\003M\023\003N\023\001O\023"
-        "\000a\023\000b\023\001c\023\000\201\023\000\202\023\001\203\023\000\241\023\000\242\023"
-        "\001\243\023\000\301\023\000\302\023\001\303\023\000\341\023\000\342\023\001\343\023\002\001\024"
-        "\002\002\024\001\003\024\002!\024\002\"\024\001#\024\002A\024\002B\024\001C\024"
-        "\002a\024\002b\024\001c\024\002\201\024\002\202\024\001\203\024\000\241\024\000\242\024"
-        "\001\243\024\002\245\024\002\246\024\001\247\024\002\251\024\002\252\024\001\253\024\003\255\024"
-        "\003\256\024\001\257\024\000\301\024\000\302\024\001\303\024\000\341\024\000\342\024\001\343\024"
-        "\000\001\025\000\002\025\001\003\025\000!\025\000\"\025\001#\025\000A\025\000B\025"
-        "\001C\025\002a\025\002b\025\001c\025\002\201\025\002\202\025\001\203\025\002\241\025"
-        "\002\242\025\001\243\025\002\301\025\002\302\025\001\303\025\002\341\025\002\342\025\001\343\025"
-        "\000\001\026\000\002\026\004a\027\004b\027\005\301\030\005\302\030\000!\032\000\"\032"
-        "\000\201\033\000\202\033\000\341\034\001\342\034\002\345\034\001\346\034\002\351\034\001\352\034"
-        "\003\355\034\001\356\034\000\001\035\001\002\035\000!\035\001\"\035\000A\035\001B\035"
-        "\000a\035\001b\035\000\201\035\001\202\035\002\241\035\001\242\035\002\301\035\001\302\035"
-        "\002\341\035\001\342\035\002\001\036\001\002\036\002!\036\001\"\036\000A\036\001B\036"
-        "\002E\036\001F\036\002I\036\001J\036\003M\036\001N\036\000a\036\001b\036"
-        "\000\201\036\001\202\036\000\241\036\001\242\036\000\301\036\001\302\036\000\341\036\001\342\036"
-        "\002\001\037\001\002\037\002!\037\001\"\037\002A\037\001B\037\002a\037\001b\037"
-        "\002\201\037\001\202\037\000\241\037\004\001!\005a\"\000\301#\000!%\000\201&"
-        "\000\202&\002\205&\002\206&\002\211&\002\212&\003\215&\003\216&\000\241&"
-        "\000\242&\000\301&\000\302&\000\341&\000\342&\000\001'\000\002'\000!'"
-        "\000\"'\002A'\002B'\002a'\002b'\002\201'\002\202'\002\241'"
-        "\002\242'\002\301'\002\302'\000\341'\000\342'\002\345'\002\346'\002\351'"
-        "\002\352'\003\355'\003\356'\000\001(\000\002(\000!(\000\"(\000A("
-        "\000B(\000a(\000b(\000\201(\000\202(\002\241(\002\242(\002\301("
-        "\002\302(\002\341(\002\342(\002\001)\002\002)\002!)\002\")\000A)"
-        "\000B)\004\241*\004\242*\005\001,\005\002,\000a-\000b-\000\301."
-        "\000\302.\000!0\000\"0\002%0\002&0\002)0\002*0\003-0"
-        "\003.0\000A0\000B0\000a0\000b0\000\2010\000\2020\000\2410"
-        "\000\2420\000\3010\000\3020\002\3410\002\3420\002\0011\002\0021\002!1"
-        "\002\"1\002A1\002B1\002a1\002b1\000\2011\000\2021\002\2051"
-        "\002\2061\002\2111\002\2121\003\2151\003\2161\000\2411\000\2421\000\3011"
-        "\000\3021\000\3411\000\3421\000\0012\000\0022\000!2\000\"2\002A2"
-        "\002B2\002a2\002b2\002\2012\002\2022\002\2412\002\2422\002\3012"
-        "\002\3022\000\3412\000\3422\004A4\004B4\005\2415\005\2425\000\0017"
-        "\000\0027\000a8\000b8\000\3019\000\3029\001\3039\002\3059\002\3069"
-        "\001\3079\002\3119\002\3129\001\3139\003\3159\003\3169\001\3179\000\3419"
-        "\000\3429\001\3439\000\001:\000\002:\001\003:\000!:\000\":\001#:"
-        "\000A:\000B:\001C:\000a:\000b:\001c:\002\201:\002\202:"
-        "\001\203:\002\241:\002\242:\001\243:\002\301:\002\302:\001\303:\002\341:"
-        "\002\342:\001\343:\002\001;\002\002;\001\003;\000!;\000\";\001#;"
-        "\002%;\002&;\001';\002);\002*;\001+;\003-;\003.;"
-        "\001/;\000A;\000B;\001C;\000a;\000b;\001c;\000\201;"
-        "\000\202;\001\203;\000\241;\000\242;\001\243;\000\301;\000\302;\001\303;"
-        "\002\341;\002\342;\001\343;\002\001<\002\002<\001\003<\002!<\002\"<"
-        "\001#<\002A<\002B<\001C<\002a<\002b<\001c<\000\201<"
-        "\000\202<\004\341=\004\342=\005A\?\005B\?\000\241@\000\242@\000\001B"
-        "\000\002B\000aC\001bC\002eC\001fC\002iC\001jC\003mC"
-        "\001nC\000\201C\001\202C\000\241C\001\242C\000\301C\001\302C\000\341C"
-        "\001\342C\000\001D\001\002D\002!D\001\"D\002AD\001BD\002aD"
-        "\001bD\002\201D\001\202D\002\241D\001\242D\000\301D\001\302D\002\305D"
-        "\001\306D\002\311D\001\312D\003\315D\001\316D\000\341D\001\342D\000\001E"
-        "\001\002E\000!E\001\"E\000AE\001BE\000aE\001bE\002\201E"
-        "\001\202E\002\241E\001\242E\002\301E\001\302E\002\341E\001\342E\002\001F"
-        "\001\002F\000!F\004\201G\005\341H\000AJ\000\241K\000\001M\000\002M"
-        "\002\005M\002\006M\002\011M\002\012M\003\015M\003\016M\000!M\000\"M"
-        "\000AM\000BM\000aM\000bM\000\201M\000\202M\000\241M\000\242M"
-        "\002\301M\002\302M\002\341M\002\342M\002\001N\002\002N\002!N\002\"N"
-        "\002AN\002BN\000aN\000bN\002eN\002fN\002iN\002jN"
-        "\003mN\003nN\000\201N\000\202N\000\241N\000\242N\000\301N\000\302N"
-        "\000\341N\000\342N\000\001O\000\002O\002!O\002\"O\002AO\002BO"
-        "\002aO\002bO\002\201O\002\202O\002\241O\002\242O\000\301O\000\302O"
-        "\004!Q\004\"Q\005\201R\005\202R\000\341S\000\342S\000AU\000BU"
-        "\000\241V\000\242V\002\245V\002\246V\002\251V\002\252V\003\255V\003\256V"
-        "\000\301V\000\302V\000\341V\000\342V\000\001W\000\002W\000!W\000\"W"
-        "\000AW\000BW\002aW\002bW\002\201W\002\202W\002\241W\002\242W"
-        "\002\301W\002\302W\002\341W\002\342W\000\001X\000\002X\002\005X\002\006X"
-        "\002\011X\002\012X\003\015X\003\016X\000!X\000\"X\000AX\000BX"
-        "\000aX\000bX\000\201X\000\202X\000\241X\000\242X\002\301X\002\302X"
-        "\002\341X\002\342X\002\001Y\002\002Y\002!Y\002\"Y\002AY\002BY"
-        "\000aY\000bY\004\301Z\004\302Z\005!\\\005\"\\\000\201]\000\202]"
-        "\000\341^\000\342^\000A`\000B`\001C`\002E`\002F`\001G`"
-        "\002I`\002J`\001K`\003M`\003N`\001O`\000a`\000b`"
-        "\001c`\000\201`\000\202`\001\203`\000\241`\000\242`\001\243`\000\301`"
-        "\000\302`\001\303`\000\341`\000\342`\001\343`\002\001a\002\002a\001\003a"
-        "\002!a\002\"a\001#a\002Aa\002Ba\001Ca\002aa\002ba"
-        "\001ca\002\201a\002\202a\001\203a\000\241a\000\242a\001\243a\002\245a"
-        "\002\246a\001\247a\002\251a\002\252a\001\253a\003\255a\003\256a\001\257a"
-        "\000\301a\000\302a\001\303a\000\341a\000\342a\001\343a\000\001b\000\002b"
-        "\001\003b\000!b\000\"b\001#b\000Ab\000Bb\001Cb\002ab"
-        "\002bb\001cb\002\201b\002\202b\001\203b\002\241b\002\242b\001\243b"
-        "\002\301b\002\302b\001\303b\002\341b\002\342b\001\343b\000\001c\000\002c"
-        "\004ad\004bd\005\301e\005\302e\000!g\000\"g\000\201h\000\202h"
-        "\000\341i\001\342i\002\345i\001\346i\002\351i\001\352i\003\355i\001\356i"
-        "\000\001j\001\002j\000!j\001\"j\000Aj\001Bj\000aj\001bj"
-        "\000\201j\001\202j\002\241j\001\242j\002\301j\001\302j\002\341j\001\342j"
-        "\002\001k\001\002k\002!k\001\"k\000Ak\001Bk\002Ek\001Fk"
-        "\002Ik\001Jk\003Mk\001Nk\000ak\001bk\000\201k\001\202k"
-        "\000\241k\001\242k\000\301k\001\302k\000\341k\001\342k\002\001l\001\002l"
-        "\002!l\001\"l\002Al\001Bl\002al\001bl\002\201l\001\202l"
-        "\000\241l\004\001n\005ao\000\301p\000!r\000\201s\000\202s\001\203s"
-        "\002\205s\002\206s\001\207s\002\211s\002\212s\001\213s\003\215s\003\216s"
-        "\001\217s\000\241s\000\242s\001\243s\000\301s\000\302s\001\303s\000\341s"
-        "\000\342s\001\343s\000\001t\000\002t\001\003t\000!t\000\"t\001#t"
-        "\002At\002Bt\001Ct\002at\002bt\001ct\002\201t\002\202t"
-        "\001\203t\002\241t\002\242t\001\243t\002\301t\002\302t\001\303t\000\341t"
-        "\000\342t\001\343t\002\345t\002\346t\001\347t\002\351t\002\352t\001\353t"
-        "\003\355t\003\356t\001\357t\000\001u\000\002u\001\003u\000!u\000\"u"
-        "\001#u\000Au\000Bu\001Cu\000au\000bu\001cu\000\201u"
-        "\000\202u\001\203u\002\241u\002\242u\001\243u\002\301u\002\302u\001\303u"
-        "\002\341u\002\342u\001\343u\002\001v\002\002v\001\003v\002!v\002\"v"
-        "\001#v\000Av\000Bv\004\241w\004\242w\005\001y\005\002y\000az"
-        "\000bz\000\301{\000\302{\000!}\001\"}\002%}\001&}\002)}"
-        "\001*}\003-}\001.}\000A}\001B}\000a}\001b}\000\201}"
-        "\001\202}\000\241}\001\242}\000\301}\001\302}\002\341}\001\342}\002\001~"
-        "\001\002~\002!~\001\"~\002A~\001B~\002a~\001b~\000\201~"
-        "\001\202~\002\205~\001\206~\002\211~\001\212~\003\215~\001\216~\000\241~"
-        "\001\242~\000\301~\001\302~\000\341~\001\342~\000\001\177\001\002\177\000!\177"
-        "\001\"\177\002A\177\001B\177\002a\177\001b\177\002\201\177\001\202\177\002\241\177"
-        "\001\242\177\002\301\177\001\302\177\000\341\177\004A\201\005\241\202\000\001\204\000a\205";
+        "\000\001\000\000\000\002\000\000\002\005\000\000\002\006\000\000\002\011\000\000\002\012\000\000"
+        "\003\015\000\000\003\016\000\000\002\201\000\000\002\202\000\000\002\001\001\000\002\002\001\000"
+        "\002\201\001\000\002\202\001\000\002\001\002\000\002\002\002\000\002\201\002\000\002\202\002\000"
+        "\000\001\006\000\000\002\006\000\000\001\014\000\000\002\014\000\000\001\022\000\000\002\022\000"
+        "\000\001\030\000\000\002\030\000\000\001\036\000\000\002\036\000\000\001$\000\000\002$\000"
+        "\002\005$\000\002\006$\000\002\011$\000\002\012$\000\003\015$\000\003\016$\000"
+        "\002\201$\000\002\202$\000\002\001%\000\002\002%\000\002\201%\000\002\202%\000"
+        "\002\001&\000\002\002&\000\002\201&\000\002\202&\000\000\001'\000\000\002'\000"
+        "\002\005'\000\002\006'\000\002\011'\000\002\012'\000\003\015'\000\003\016'\000"
+        "\002\201'\000\002\202'\000\002\001(\000\002\002(\000\002\201(\000\002\202(\000"
+        "\002\001)\000\002\002)\000\002\201)\000\002\202)\000\000\001*\000\000\002*\000"
+        "\000\001-\000\000\002-\000\000\0010\000\000\0020\000\000\0013\000\000\0023\000"
+        "\000\0016\000\000\0026\000\000\0019\000\000\0029\000\000\001<\000\000\002<\000"
+        "\000\001B\000\000\002B\000\000\001H\000\000\002H\000\004\001l\000\004\002l\000"
+        "\005\001\220\000\005\002\220\000\000\001\264\000\000\002\264\000\000\001\330\000\000\002\330\000"
+        "\000\001\374\000\000\002\374\000\002\005\374\000\002\006\374\000\002\011\374\000\002\012\374\000"
+        "\003\015\374\000\003\016\374\000\002\201\374\000\002\202\374\000\002\001\375\000\002\002\375\000"
+        "\002\201\375\000\002\202\375\000\002\001\376\000\002\002\376\000\002\201\376\000\002\202\376\000"
+        "\000\001\002\001\000\002\002\001\000\001\010\001\000\002\010\001\000\001\016\001\000\002\016\001"
+        "\000\001\024\001\000\002\024\001\000\001\032\001\000\002\032\001\000\001 \001\000\002 \001"
+        "\002\005 \001\002\006 \001\002\011 \001\002\012 \001\003\015 \001\003\016 \001"
+        "\002\201 \001\002\202 \001\002\001!\001\002\002!\001\002\201!\001\002\202!\001"
+        "\002\001\"\001\002\002\"\001\002\201\"\001\002\202\"\001\000\001#\001\000\002#\001"
+        "\002\005#\001\002\006#\001\002\011#\001\002\012#\001\003\015#\001\003\016#\001"
+        "\002\201#\001\002\202#\001\002\001$\001\002\002$\001\002\201$\001\002\202$\001"
+        "\002\001%\001\002\002%\001\002\201%\001\002\202%\001\000\001&\001\000\002&\001"
+        "\000\001)\001\000\002)\001\000\001,\001\000\002,\001\000\001/\001\000\002/\001"
+        "\000\0012\001\000\0022\001\000\0015\001\000\0025\001\000\0018\001\000\0028\001"
+        "\000\001>\001\000\002>\001\000\001D\001\000\002D\001\004\001h\001\004\002h\001"
+        "\005\001\214\001\005\002\214\001\000\001\260\001\000\002\260\001\000\001\324\001\000\002\324\001"
+        "\000\001\370\001\000\002\370\001\001\003\370\001\002\005\370\001\002\006\370\001\001\007\370\001"
+        "\002\011\370\001\002\012\370\001\001\013\370\001\003\015\370\001\003\016\370\001\001\017\370\001"
+        "\001#\370\001\001'\370\001\001+\370\001\001/\370\001\001C\370\001\001G\370\001"
+        "\001K\370\001\001O\370\001\001c\370\001\001g\370\001\001k\370\001\001o\370\001"
+        "\002\201\370\001\002\202\370\001\001\203\370\001\001\243\370\001\001\303\370\001\001\343\370\001"
+        "\002\001\371\001\002\002\371\001\001\003\371\001\001#\371\001\001C\371\001\001c\371\001"
+        "\002\201\371\001\002\202\371\001\001\203\371\001\001\243\371\001\001\303\371\001\001\343\371\001"
+        "\002\001\372\001\002\002\372\001\001\003\372\001\001#\372\001\001C\372\001\001c\372\001"
+        "\002\201\372\001\002\202\372\001\001\203\372\001\001\243\372\001\001\303\372\001\001\343\372\001"
+        "\000\001\376\001\000\002\376\001\001\003\376\001\001#\376\001\001C\376\001\001c\376\001"
+        "\000\001\004\002\000\002\004\002\001\003\004\002\001#\004\002\001C\004\002\001c\004\002"
+        "\000\001\012\002\000\002\012\002\001\003\012\002\001#\012\002\001C\012\002\001c\012\002"
+        "\000\001\020\002\000\002\020\002\001\003\020\002\001#\020\002\001C\020\002\001c\020\002"
+        "\000\001\026\002\000\002\026\002\001\003\026\002\001#\026\002\001C\026\002\001c\026\002"
+        "\000\001\034\002\000\002\034\002\001\003\034\002\002\005\034\002\002\006\034\002\001\007\034\002"
+        "\002\011\034\002\002\012\034\002\001\013\034\002\003\015\034\002\003\016\034\002\001\017\034\002"
+        "\001#\034\002\001'\034\002\001+\034\002\001/\034\002\001C\034\002\001G\034\002"
+        "\001K\034\002\001O\034\002\001c\034\002\001g\034\002\001k\034\002\001o\034\002"
+        "\002\201\034\002\002\202\034\002\001\203\034\002\001\243\034\002\001\303\034\002\001\343\034\002"
+        "\002\001\035\002\002\002\035\002\001\003\035\002\001#\035\002\001C\035\002\001c\035\002"
+        "\002\201\035\002\002\202\035\002\001\203\035\002\001\243\035\002\001\303\035\002\001\343\035\002"
+        "\002\001\036\002\002\002\036\002\001\003\036\002\001#\036\002\001C\036\002\001c\036\002"
+        "\002\201\036\002\002\202\036\002\001\203\036\002\001\243\036\002\001\303\036\002\001\343\036\002"
+        "\000\001\037\002\000\002\037\002\001\003\037\002\002\005\037\002\002\006\037\002\001\007\037\002"
+        "\002\011\037\002\002\012\037\002\001\013\037\002\003\015\037\002\003\016\037\002\001\017\037\002"
+        "\001#\037\002\001'\037\002\001+\037\002\001/\037\002\001C\037\002\001G\037\002"
+        "\001K\037\002\001O\037\002\001c\037\002\001g\037\002\001k\037\002\001o\037\002"
+        "\002\201\037\002\002\202\037\002\001\203\037\002\001\243\037\002\001\303\037\002\001\343\037\002"
+        "\002\001 \002\002\002 \002\001\003 \002\001# \002\001C \002\001c \002"
+        "\002\201 \002\002\202 \002\001\203 \002\001\243 \002\001\303 \002\001\343 \002"
+        "\002\001!\002\002\002!\002\001\003!\002\001#!\002\001C!\002\001c!\002"
+        "\002\201!\002\002\202!\002\001\203!\002\001\243!\002\001\303!\002\001\343!\002"
+        "\000\001\"\002\000\002\"\002\001\003\"\002\001#\"\002\001C\"\002\001c\"\002"
+        "\000\001%\002\000\002%\002\001\003%\002\001#%\002\001C%\002\001c%\002"
+        "\000\001(\002\000\002(\002\001\003(\002\001#(\002\001C(\002\001c(\002"
+        "\000\001+\002\000\002+\002\001\003+\002\001#+\002\001C+\002\001c+\002"
+        "\000\001.\002\000\002.\002\001\003.\002\001#.\002\001C.\002\001c.\002"
+        "\000\0011\002\000\0021\002\001\0031\002\001#1\002\001C1\002\001c1\002"
+        "\000\0014\002\000\0024\002\001\0034\002\001#4\002\001C4\002\001c4\002"
+        "\000\001:\002\000\002:\002\001\003:\002\001#:\002\001C:\002\001c:\002"
+        "\000\001@\002\000\002@\002\004\001d\002\004\002d\002\005\001\210\002\005\002\210\002"
+        "\000\001\254\002\000\002\254\002\000\001\320\002\000\002\320\002\000\001\364\002\001\002\364\002"
+        "\002\005\364\002\001\006\364\002\002\011\364\002\001\012\364\002\003\015\364\002\001\016\364\002"
+        "\001\"\364\002\001&\364\002\001*\364\002\001.\364\002\001B\364\002\001F\364\002"
+        "\001J\364\002\001N\364\002\001b\364\002\001f\364\002\001j\364\002\001n\364\002"
+        "\002\201\364\002\001\202\364\002\001\242\364\002\001\302\364\002\001\342\364\002\002\001\365\002"
+        "\001\002\365\002\001\"\365\002\001B\365\002\001b\365\002\002\201\365\002\001\202\365\002"
+        "\001\242\365\002\001\302\365\002\001\342\365\002\002\001\366\002\001\002\366\002\001\"\366\002"
+        "\001B\366\002\001b\366\002\002\201\366\002\001\202\366\002\001\242\366\002\001\302\366\002"
+        "\001\342\366\002\000\001\372\002\001\002\372\002\001\"\372\002\001B\372\002\001b\372\002"
+        "\000\001\000\003\001\002\000\003\001\"\000\003\001B\000\003\001b\000\003\000\001\006\003"
+        "\001\002\006\003\001\"\006\003\001B\006\003\001b\006\003\000\001\014\003\001\002\014\003"
+        "\001\"\014\003\001B\014\003\001b\014\003\000\001\022\003\001\002\022\003\001\"\022\003"
+        "\001B\022\003\001b\022\003\000\001\030\003\001\002\030\003\002\005\030\003\001\006\030\003"
+        "\002\011\030\003\001\012\030\003\003\015\030\003\001\016\030\003\001\"\030\003\001&\030\003"
+        "\001*\030\003\001.\030\003\001B\030\003\001F\030\003\001J\030\003\001N\030\003"
+        "\001b\030\003\001f\030\003\001j\030\003\001n\030\003\002\201\030\003\001\202\030\003"
+        "\001\242\030\003\001\302\030\003\001\342\030\003\002\001\031\003\001\002\031\003\001\"\031\003"
+        "\001B\031\003\001b\031\003\002\201\031\003\001\202\031\003\001\242\031\003\001\302\031\003"
+        "\001\342\031\003\002\001\032\003\001\002\032\003\001\"\032\003\001B\032\003\001b\032\003"
+        "\002\201\032\003\001\202\032\003\001\242\032\003\001\302\032\003\001\342\032\003\000\001\033\003"
+        "\001\002\033\003\002\005\033\003\001\006\033\003\002\011\033\003\001\012\033\003\003\015\033\003"
+        "\001\016\033\003\001\"\033\003\001&\033\003\001*\033\003\001.\033\003\001B\033\003"
+        "\001F\033\003\001J\033\003\001N\033\003\001b\033\003\001f\033\003\001j\033\003"
+        "\001n\033\003\002\201\033\003\001\202\033\003\001\242\033\003\001\302\033\003\001\342\033\003"
+        "\002\001\034\003\001\002\034\003\001\"\034\003\001B\034\003\001b\034\003\002\201\034\003"
+        "\001\202\034\003\001\242\034\003\001\302\034\003\001\342\034\003\002\001\035\003\001\002\035\003"
+        "\001\"\035\003\001B\035\003\001b\035\003\002\201\035\003\001\202\035\003\001\242\035\003"
+        "\001\302\035\003\001\342\035\003\000\001\036\003\001\002\036\003\001\"\036\003\001B\036\003"
+        "\001b\036\003\000\001!\003\001\002!\003\001\"!\003\001B!\003\001b!\003"
+        "\000\001$\003\001\002$\003\001\"$\003\001B$\003\001b$\003\000\001'\003"
+        "\001\002'\003\001\"'\003\001B'\003\001b'\003\000\001*\003\001\002*\003"
+        "\001\"*\003\001B*\003\001b*\003\000\001-\003\001\002-\003\001\"-\003"
+        "\001B-\003\001b-\003\000\0010\003\001\0020\003\001\"0\003\001B0\003"
+        "\001b0\003\000\0016\003\001\0026\003\001\"6\003\001B6\003\001b6\003"
+        "\000\001<\003\004\001`\003\005\001\204\003\000\001\250\003\000\001\314\003\000\001\354\004"
+        "\000\002\354\004\002\005\354\004\002\006\354\004\002\011\354\004\002\012\354\004\003\015\354\004"
+        "\003\016\354\004\002\201\354\004\002\202\354\004\002\001\355\004\002\002\355\004\002\201\355\004"
+        "\002\202\355\004\002\001\356\004\002\002\356\004\002\201\356\004\002\202\356\004\000\001\362\004"
+        "\000\002\362\004\000\001\370\004\000\002\370\004\000\001\376\004\000\002\376\004\000\001\004\005"
+        "\000\002\004\005\000\001\012\005\000\002\012\005\000\001\020\005\000\002\020\005\002\005\020\005"
+        "\002\006\020\005\002\011\020\005\002\012\020\005\003\015\020\005\003\016\020\005\002\201\020\005"
+        "\002\202\020\005\002\001\021\005\002\002\021\005\002\201\021\005\002\202\021\005\002\001\022\005"
+        "\002\002\022\005\002\201\022\005\002\202\022\005\000\001\023\005\000\002\023\005\002\005\023\005"
+        "\002\006\023\005\002\011\023\005\002\012\023\005\003\015\023\005\003\016\023\005\002\201\023\005"
+        "\002\202\023\005\002\001\024\005\002\002\024\005\002\201\024\005\002\202\024\005\002\001\025\005"
+        "\002\002\025\005\002\201\025\005\002\202\025\005\000\001\026\005\000\002\026\005\000\001\031\005"
+        "\000\002\031\005\000\001\034\005\000\002\034\005\000\001\037\005\000\002\037\005\000\001\"\005"
+        "\000\002\"\005\000\001%\005\000\002%\005\000\001(\005\000\002(\005\000\001.\005"
+        "\000\002.\005\000\0014\005\000\0024\005\004\001X\005\004\002X\005\005\001|\005"
+        "\005\002|\005\000\001\240\005\000\002\240\005\000\001\304\005\000\002\304\005\000\001\350\005"
+        "\000\002\350\005\002\005\350\005\002\006\350\005\002\011\350\005\002\012\350\005\003\015\350\005"
+        "\003\016\350\005\002\201\350\005\002\202\350\005\002\001\351\005\002\002\351\005\002\201\351\005"
+        "\002\202\351\005\002\001\352\005\002\002\352\005\002\201\352\005\002\202\352\005\000\001\356\005"
+        "\000\002\356\005\000\001\364\005\000\002\364\005\000\001\372\005\000\002\372\005\000\001\000\006"
+        "\000\002\000\006\000\001\006\006\000\002\006\006\000\001\014\006\000\002\014\006\002\005\014\006"
+        "\002\006\014\006\002\011\014\006\002\012\014\006\003\015\014\006\003\016\014\006\002\201\014\006"
+        "\002\202\014\006\002\001\015\006\002\002\015\006\002\201\015\006\002\202\015\006\002\001\016\006"
+        "\002\002\016\006\002\201\016\006\002\202\016\006\000\001\017\006\000\002\017\006\002\005\017\006"
+        "\002\006\017\006\002\011\017\006\002\012\017\006\003\015\017\006\003\016\017\006\002\201\017\006"
+        "\002\202\017\006\002\001\020\006\002\002\020\006\002\201\020\006\002\202\020\006\002\001\021\006"
+        "\002\002\021\006\002\201\021\006\002\202\021\006\000\001\022\006\000\002\022\006\000\001\025\006"
+        "\000\002\025\006\000\001\030\006\000\002\030\006\000\001\033\006\000\002\033\006\000\001\036\006"
+        "\000\002\036\006\000\001!\006\000\002!\006\000\001$\006\000\002$\006\000\001*\006"
+        "\000\002*\006\000\0010\006\000\0020\006\004\001T\006\004\002T\006\005\001x\006"
+        "\005\002x\006\000\001\234\006\000\002\234\006\000\001\300\006\000\002\300\006\000\001\344\006"
+        "\000\002\344\006\001\003\344\006\002\005\344\006\002\006\344\006\001\007\344\006\002\011\344\006"
+        "\002\012\344\006\001\013\344\006\003\015\344\006\003\016\344\006\001\017\344\006\001#\344\006"
+        "\001'\344\006\001+\344\006\001/\344\006\001C\344\006\001G\344\006\001K\344\006"
+        "\001O\344\006\001c\344\006\001g\344\006\001k\344\006\001o\344\006\002\201\344\006"
+        "\002\202\344\006\001\203\344\006\001\243\344\006\001\303\344\006\001\343\344\006\002\001\345\006"
+        "\002\002\345\006\001\003\345\006\001#\345\006\001C\345\006\001c\345\006\002\201\345\006"
+        "\002\202\345\006\001\203\345\006\001\243\345\006\001\303\345\006\001\343\345\006\002\001\346\006"
+        "\002\002\346\006\001\003\346\006\001#\346\006\001C\346\006\001c\346\006\002\201\346\006"
+        "\002\202\346\006\001\203\346\006\001\243\346\006\001\303\346\006\001\343\346\006\000\001\352\006"
+        "\000\002\352\006\001\003\352\006\001#\352\006\001C\352\006\001c\352\006\000\001\360\006"
+        "\000\002\360\006\001\003\360\006\001#\360\006\001C\360\006\001c\360\006\000\001\366\006"
+        "\000\002\366\006\001\003\366\006\001#\366\006\001C\366\006\001c\366\006\000\001\374\006"
+        "\000\002\374\006\001\003\374\006\001#\374\006\001C\374\006\001c\374\006\000\001\002\007"
+        "\000\002\002\007\001\003\002\007\001#\002\007\001C\002\007\001c\002\007\000\001\010\007"
+        "\000\002\010\007\001\003\010\007\002\005\010\007\002\006\010\007\001\007\010\007\002\011\010\007"
+        "\002\012\010\007\001\013\010\007\003\015\010\007\003\016\010\007\001\017\010\007\001#\010\007"
+        "\001'\010\007\001+\010\007\001/\010\007\001C\010\007\001G\010\007\001K\010\007"
+        "\001O\010\007\001c\010\007\001g\010\007\001k\010\007\001o\010\007\002\201\010\007"
+        "\002\202\010\007\001\203\010\007\001\243\010\007\001\303\010\007\001\343\010\007\002\001\011\007"
+        "\002\002\011\007\001\003\011\007\001#\011\007\001C\011\007\001c\011\007\002\201\011\007"
+        "\002\202\011\007\001\203\011\007\001\243\011\007\001\303\011\007\001\343\011\007\002\001\012\007"
+        "\002\002\012\007\001\003\012\007\001#\012\007\001C\012\007\001c\012\007\002\201\012\007"
+        "\002\202\012\007\001\203\012\007\001\243\012\007\001\303\012\007\001\343\012\007\000\001\013\007"
+        "\000\002\013\007\001\003\013\007\002\005\013\007\002\006\013\007\001\007\013\007\002\011\013\007"
+        "\002\012\013\007\001\013\013\007\003\015\013\007\003\016\013\007\001\017\013\007\001#\013\007"
+        "\001'\013\007\001+\013\007\001/\013\007\001C\013\007\001G\013\007\001K\013\007"
+        "\001O\013\007\001c\013\007\001g\013\007\001k\013\007\001o\013\007\002\201\013\007"
+        "\002\202\013\007\001\203\013\007\001\243\013\007\001\303\013\007\001\343\013\007\002\001\014\007"
+        "\002\002\014\007\001\003\014\007\001#\014\007\001C\014\007\001c\014\007\002\201\014\007"
+        "\002\202\014\007\001\203\014\007\001\243\014\007\001\303\014\007\001\343\014\007\002\001\015\007"
+        "\002\002\015\007\001\003\015\007\001#\015\007\001C\015\007\001c\015\007\002\201\015\007"
+        "\002\202\015\007\001\203\015\007\001\243\015\007\001\303\015\007\001\343\015\007\000\001\016\007"
+        "\000\002\016\007\001\003\016\007\001#\016\007\001C\016\007\001c\016\007\000\001\021\007"
+        "\000\002\021\007\001\003\021\007\001#\021\007\001C\021\007\001c\021\007\000\001\024\007"
+        "\000\002\024\007\001\003\024\007\001#\024\007\001C\024\007\001c\024\007\000\001\027\007"
+        "\000\002\027\007\001\003\027\007\001#\027\007\001C\027\007\001c\027\007\000\001\032\007"
+        "\000\002\032\007\001\003\032\007\001#\032\007\001C\032\007\001c\032\007\000\001\035\007"
+        "\000\002\035\007\001\003\035\007\001#\035\007\001C\035\007\001c\035\007\000\001 \007"
+        "\000\002 \007\001\003 \007\001# \007\001C \007\001c \007\000\001&\007"
+        "\000\002&\007\001\003&\007\001#&\007\001C&\007\001c&\007\000\001,\007"
+        "\000\002,\007\004\001P\007\004\002P\007\005\001t\007\005\002t\007\000\001\230\007"
+        "\000\002\230\007\000\001\274\007\000\002\274\007\000\001\340\007\001\002\340\007\002\005\340\007"
+        "\001\006\340\007\002\011\340\007\001\012\340\007\003\015\340\007\001\016\340\007\001\"\340\007"
+        "\001&\340\007\001*\340\007\001.\340\007\001B\340\007\001F\340\007\001J\340\007"
+        "\001N\340\007\001b\340\007\001f\340\007\001j\340\007\001n\340\007\002\201\340\007"
+        "\001\202\340\007\001\242\340\007\001\302\340\007\001\342\340\007\002\001\341\007\001\002\341\007"
+        "\001\"\341\007\001B\341\007\001b\341\007\002\201\341\007\001\202\341\007\001\242\341\007"
+        "\001\302\341\007\001\342\341\007\002\001\342\007\001\002\342\007\001\"\342\007\001B\342\007"
+        "\001b\342\007\002\201\342\007\001\202\342\007\001\242\342\007\001\302\342\007\001\342\342\007"
+        "\000\001\346\007\001\002\346\007\001\"\346\007\001B\346\007\001b\346\007\000\001\354\007"
+        "\001\002\354\007\001\"\354\007\001B\354\007\001b\354\007\000\001\362\007\001\002\362\007"
+        "\001\"\362\007\001B\362\007\001b\362\007\000\001\370\007\001\002\370\007\001\"\370\007"
+        "\001B\370\007\001b\370\007\000\001\376\007\001\002\376\007\001\"\376\007\001B\376\007"
+        "\001b\376\007\000\001\004\010\001\002\004\010\002\005\004\010\001\006\004\010\002\011\004\010"
+        "\001\012\004\010\003\015\004\010\001\016\004\010\001\"\004\010\001&\004\010\001*\004\010"
+        "\001.\004\010\001B\004\010\001F\004\010\001J\004\010\001N\004\010\001b\004\010"
+        "\001f\004\010\001j\004\010\001n\004\010\002\201\004\010\001\202\004\010\001\242\004\010"
+        "\001\302\004\010\001\342\004\010\002\001\005\010\001\002\005\010\001\"\005\010\001B\005\010"
+        "\001b\005\010\002\201\005\010\001\202\005\010\001\242\005\010\001\302\005\010\001\342\005\010"
+        "\002\001\006\010\001\002\006\010\001\"\006\010\001B\006\010\001b\006\010\002\201\006\010"
+        "\001\202\006\010\001\242\006\010\001\302\006\010\001\342\006\010\000\001\007\010\001\002\007\010"
+        "\002\005\007\010\001\006\007\010\002\011\007\010\001\012\007\010\003\015\007\010\001\016\007\010"
+        "\001\"\007\010\001&\007\010\001*\007\010\001.\007\010\001B\007\010\001F\007\010"
+        "\001J\007\010\001N\007\010\001b\007\010\001f\007\010\001j\007\010\001n\007\010"
+        "\002\201\007\010\001\202\007\010\001\242\007\010\001\302\007\010\001\342\007\010\002\001\010\010"
+        "\001\002\010\010\001\"\010\010\001B\010\010\001b\010\010\002\201\010\010\001\202\010\010"
+        "\001\242\010\010\001\302\010\010\001\342\010\010\002\001\011\010\001\002\011\010\001\"\011\010"
+        "\001B\011\010\001b\011\010\002\201\011\010\001\202\011\010\001\242\011\010\001\302\011\010"
+        "\001\342\011\010\000\001\012\010\001\002\012\010\001\"\012\010\001B\012\010\001b\012\010"
+        "\000\001\015\010\001\002\015\010\001\"\015\010\001B\015\010\001b\015\010\000\001\020\010"
+        "\001\002\020\010\001\"\020\010\001B\020\010\001b\020\010\000\001\023\010\001\002\023\010"
+        "\001\"\023\010\001B\023\010\001b\023\010\000\001\026\010\001\002\026\010\001\"\026\010"
+        "\001B\026\010\001b\026\010\000\001\031\010\001\002\031\010\001\"\031\010\001B\031\010"
+        "\001b\031\010\000\001\034\010\001\002\034\010\001\"\034\010\001B\034\010\001b\034\010"
+        "\000\001\"\010\001\002\"\010\001\"\"\010\001B\"\010\001b\"\010\000\001(\010"
+        "\004\001L\010\005\001p\010\000\001\224\010\000\001\270\010\000\001\334\010\000\002\334\010"
+        "\002\005\334\010\002\006\334\010\002\011\334\010\002\012\334\010\003\015\334\010\003\016\334\010"
+        "\002\201\334\010\002\202\334\010\002\001\335\010\002\002\335\010\002\201\335\010\002\202\335\010"
+        "\002\001\336\010\002\002\336\010\002\201\336\010\002\202\336\010\000\001\342\010\000\002\342\010"
+        "\000\001\350\010\000\002\350\010\000\001\356\010\000\002\356\010\000\001\364\010\000\002\364\010"
+        "\000\001\372\010\000\002\372\010\000\001\000\011\000\002\000\011\002\005\000\011\002\006\000\011"
+        "\002\011\000\011\002\012\000\011\003\015\000\011\003\016\000\011\002\201\000\011\002\202\000\011"
+        "\002\001\001\011\002\002\001\011\002\201\001\011\002\202\001\011\002\001\002\011\002\002\002\011"
+        "\002\201\002\011\002\202\002\011\000\001\003\011\000\002\003\011\002\005\003\011\002\006\003\011"
+        "\002\011\003\011\002\012\003\011\003\015\003\011\003\016\003\011\002\201\003\011\002\202\003\011"
+        "\002\001\004\011\002\002\004\011\002\201\004\011\002\202\004\011\002\001\005\011\002\002\005\011"
+        "\002\201\005\011\002\202\005\011\000\001\006\011\000\002\006\011\000\001\011\011\000\002\011\011"
+        "\000\001\014\011\000\002\014\011\000\001\017\011\000\002\017\011\000\001\022\011\000\002\022\011"
+        "\000\001\025\011\000\002\025\011\000\001\030\011\000\002\030\011\000\001\036\011\000\002\036\011"
+        "\000\001$\011\000\002$\011\004\001H\011\004\002H\011\005\001l\011\005\002l\011"
+        "\000\001\220\011\000\002\220\011\000\001\264\011\000\002\264\011\000\001\330\011\000\002\330\011"
+        "\002\005\330\011\002\006\330\011\002\011\330\011\002\012\330\011\003\015\330\011\003\016\330\011"
+        "\002\201\330\011\002\202\330\011\002\001\331\011\002\002\331\011\002\201\331\011\002\202\331\011"
+        "\002\001\332\011\002\002\332\011\002\201\332\011\002\202\332\011\000\001\336\011\000\002\336\011"
+        "\000\001\344\011\000\002\344\011\000\001\352\011\000\002\352\011\000\001\360\011\000\002\360\011"
+        "\000\001\366\011\000\002\366\011\000\001\374\011\000\002\374\011\002\005\374\011\002\006\374\011"
+        "\002\011\374\011\002\012\374\011\003\015\374\011\003\016\374\011\002\201\374\011\002\202\374\011"
+        "\002\001\375\011\002\002\375\011\002\201\375\011\002\202\375\011\002\001\376\011\002\002\376\011"
+        "\002\201\376\011\002\202\376\011\000\001\377\011\000\002\377\011\002\005\377\011\002\006\377\011"
+        "\002\011\377\011\002\012\377\011\003\015\377\011\003\016\377\011\002\201\377\011\002\202\377\011"
+        "\002\001\000\012\002\002\000\012\002\201\000\012\002\202\000\012\002\001\001\012\002\002\001\012"
+        "\002\201\001\012\002\202\001\012\000\001\002\012\000\002\002\012\000\001\005\012\000\002\005\012"
+        "\000\001\010\012\000\002\010\012\000\001\013\012\000\002\013\012\000\001\016\012\000\002\016\012"
+        "\000\001\021\012\000\002\021\012\000\001\024\012\000\002\024\012\000\001\032\012\000\002\032\012"
+        "\000\001 \012\000\002 \012\004\001D\012\004\002D\012\005\001h\012\005\002h\012"
+        "\000\001\214\012\000\002\214\012\000\001\260\012\000\002\260\012\000\001\324\012\000\002\324\012"
+        "\001\003\324\012\002\005\324\012\002\006\324\012\001\007\324\012\002\011\324\012\002\012\324\012"
+        "\001\013\324\012\003\015\324\012\003\016\324\012\001\017\324\012\001#\324\012\001'\324\012"
+        "\001+\324\012\001/\324\012\001C\324\012\001G\324\012\001K\324\012\001O\324\012"
+        "\001c\324\012\001g\324\012\001k\324\012\001o\324\012\002\201\324\012\002\202\324\012"
+        "\001\203\324\012\001\243\324\012\001\303\324\012\001\343\324\012\002\001\325\012\002\002\325\012"
+        "\001\003\325\012\001#\325\012\001C\325\012\001c\325\012\002\201\325\012\002\202\325\012"
+        "\001\203\325\012\001\243\325\012\001\303\325\012\001\343\325\012\002\001\326\012\002\002\326\012"
+        "\001\003\326\012\001#\326\012\001C\326\012\001c\326\012\002\201\326\012\002\202\326\012"
+        "\001\203\326\012\001\243\326\012\001\303\326\012\001\343\326\012\000\001\332\012\000\002\332\012"
+        "\001\003\332\012\001#\332\012\001C\332\012\001c\332\012\000\001\340\012\000\002\340\012"
+        "\001\003\340\012\001#\340\012\001C\340\012\001c\340\012\000\001\346\012\000\002\346\012"
+        "\001\003\346\012\001#\346\012\001C\346\012\001c\346\012\000\001\354\012\000\002\354\012"
+        "\001\003\354\012\001#\354\012\001C\354\012\001c\354\012\000\001\362\012\000\002\362\012"
+        "\001\003\362\012\001#\362\012\001C\362\012\001c\362\012\000\001\370\012\000\002\370\012"
+        "\001\003\370\012\002\005\370\012\002\006\370\012\001\007\370\012\002\011\370\012\002\012\370\012"
+        "\001\013\370\012\003\015\370\012\003\016\370\012\001\017\370\012\001#\370\012\001'\370\012"
+        "\001+\370\012\001/\370\012\001C\370\012\001G\370\012\001K\370\012\001O\370\012"
+        "\001c\370\012\001g\370\012\001k\370\012\001o\370\012\002\201\370\012\002\202\370\012"
+        "\001\203\370\012\001\243\370\012\001\303\370\012\001\343\370\012\002\001\371\012\002\002\371\012"
+        "\001\003\371\012\001#\371\012\001C\371\012\001c\371\012\002\201\371\012\002\202\371\012"
+        "\001\203\371\012\001\243\371\012\001\303\371\012\001\343\371\012\002\001\372\012\002\002\372\012"
+        "\001\003\372\012\001#\372\012\001C\372\012\001c\372\012\002\201\372\012\002\202\372\012"
+        "\001\203\372\012\001\243\372\012\001\303\372\012\001\343\372\012\000\001\373\012\000\002\373\012"
+        "\001\003\373\012\002\005\373\012\002\006\373\012\001\007\373\012\002\011\373\012\002\012\373\012"
+        "\001\013\373\012\003\015\373\012\003\016\373\012\001\017\373\012\001#\373\012\001'\373\012"
+        "\001+\373\012\001/\373\012\001C\373\012\001G\373\012\001K\373\012\001O\373\012"
+        "\001c\373\012\001g\373\012\001k\373\012\001o\373\012\002\201\373\012\002\202\373\012"
+        "\001\203\373\012\001\243\373\012\001\303\373\012\001\343\373\012\002\001\374\012\002\002\374\012"
+        "\001\003\374\012\001#\374\012\001C\374\012\001c\374\012\002\201\374\012\002\202\374\012"
+        "\001\203\374\012\001\243\374\012\001\303\374\012\001\343\374\012\002\001\375\012\002\002\375\012"
+        "\001\003\375\012\001#\375\012\001C\375\012\001c\375\012\002\201\375\012\002\202\375\012"
+        "\001\203\375\012\001\243\375\012\001\303\375\012\001\343\375\012\000\001\376\012\000\002\376\012"
+        "\001\003\376\012\001#\376\012\001C\376\012\001c\376\012\000\001\001\013\000\002\001\013"
+        "\001\003\001\013\001#\001\013\001C\001\013\001c\001\013\000\001\004\013\000\002\004\013"
+        "\001\003\004\013\001#\004\013\001C\004\013\001c\004\013\000\001\007\013\000\002\007\013"
+        "\001\003\007\013\001#\007\013\001C\007\013\001c\007\013\000\001\012\013\000\002\012\013"
+        "\001\003\012\013\001#\012\013\001C\012\013\001c\012\013\000\001\015\013\000\002\015\013"
+        "\001\003\015\013\001#\015\013\001C\015\013\001c\015\013\000\001\020\013\000\002\020\013"
+        "\001\003\020\013\001#\020\013\001C\020\013\001c\020\013\000\001\026\013\000\002\026\013"
+        "\001\003\026\013\001#\026\013\001C\026\013\001c\026\013\000\001\034\013\000\002\034\013"
+        "\004\001@\013\004\002@\013\005\001d\013\005\002d\013\000\001\210\013\000\002\210\013"
+        "\000\001\254\013\000\002\254\013\000\001\320\013\001\002\320\013\002\005\320\013\001\006\320\013"
+        "\002\011\320\013\001\012\320\013\003\015\320\013\001\016\320\013\001\"\320\013\001&\320\013"
+        "\001*\320\013\001.\320\013\001B\320\013\001F\320\013\001J\320\013\001N\320\013"
+        "\001b\320\013\001f\320\013\001j\320\013\001n\320\013\002\201\320\013\001\202\320\013"
+        "\001\242\320\013\001\302\320\013\001\342\320\013\002\001\321\013\001\002\321\013\001\"\321\013"
+        "\001B\321\013\001b\321\013\002\201\321\013\001\202\321\013\001\242\321\013\001\302\321\013"
+        "\001\342\321\013\002\001\322\013\001\002\322\013\001\"\322\013\001B\322\013\001b\322\013"
+        "\002\201\322\013\001\202\322\013\001\242\322\013\001\302\322\013\001\342\322\013\000\001\326\013"
+        "\001\002\326\013\001\"\326\013\001B\326\013\001b\326\013\000\001\334\013\001\002\334\013"
+        "\001\"\334\013\001B\334\013\001b\334\013\000\001\342\013\001\002\342\013\001\"\342\013"
+        "\001B\342\013\001b\342\013\000\001\350\013\001\002\350\013\001\"\350\013\001B\350\013"
+        "\001b\350\013\000\001\356\013\001\002\356\013\001\"\356\013\001B\356\013\001b\356\013"
+        "\000\001\364\013\001\002\364\013\002\005\364\013\001\006\364\013\002\011\364\013\001\012\364\013"
+        "\003\015\364\013\001\016\364\013\001\"\364\013\001&\364\013\001*\364\013\001.\364\013"
+        "\001B\364\013\001F\364\013\001J\364\013\001N\364\013\001b\364\013\001f\364\013"
+        "\001j\364\013\001n\364\013\002\201\364\013\001\202\364\013\001\242\364\013\001\302\364\013"
+        "\001\342\364\013\002\001\365\013\001\002\365\013\001\"\365\013\001B\365\013\001b\365\013"
+        "\002\201\365\013\001\202\365\013\001\242\365\013\001\302\365\013\001\342\365\013\002\001\366\013"
+        "\001\002\366\013\001\"\366\013\001B\366\013\001b\366\013\002\201\366\013\001\202\366\013"
+        "\001\242\366\013\001\302\366\013\001\342\366\013\000\001\367\013\001\002\367\013\002\005\367\013"
+        "\001\006\367\013\002\011\367\013\001\012\367\013\003\015\367\013\001\016\367\013\001\"\367\013"
+        "\001&\367\013\001*\367\013\001.\367\013\001B\367\013\001F\367\013\001J\367\013"
+        "\001N\367\013\001b\367\013\001f\367\013\001j\367\013\001n\367\013\002\201\367\013"
+        "\001\202\367\013\001\242\367\013\001\302\367\013\001\342\367\013\002\001\370\013\001\002\370\013"
+        "\001\"\370\013\001B\370\013\001b\370\013\002\201\370\013\001\202\370\013\001\242\370\013"
+        "\001\302\370\013\001\342\370\013\002\001\371\013\001\002\371\013\001\"\371\013\001B\371\013"
+        "\001b\371\013\002\201\371\013\001\202\371\013\001\242\371\013\001\302\371\013\001\342\371\013"
+        "\000\001\372\013\001\002\372\013\001\"\372\013\001B\372\013\001b\372\013\000\001\375\013"
+        "\001\002\375\013\001\"\375\013\001B\375\013\001b\375\013\000\001\000\014\001\002\000\014"
+        "\001\"\000\014\001B\000\014\001b\000\014\000\001\003\014\001\002\003\014\001\"\003\014"
+        "\001B\003\014\001b\003\014\000\001\006\014\001\002\006\014\001\"\006\014\001B\006\014"
+        "\001b\006\014\000\001\011\014\001\002\011\014\001\"\011\014\001B\011\014\001b\011\014"
+        "\000\001\014\014\001\002\014\014\001\"\014\014\001B\014\014\001b\014\014\000\001\022\014"
+        "\001\002\022\014\001\"\022\014\001B\022\014\001b\022\014\000\001\030\014\004\001<\014"
+        "\005\001`\014\000\001\204\014\000\001\250\014\000\001\314\014\000\002\314\014\001\003\314\014"
+        "\002\005\314\014\002\006\314\014\001\007\314\014\002\011\314\014\002\012\314\014\001\013\314\014"
+        "\003\015\314\014\003\016\314\014\001\017\314\014\001#\314\014\001'\314\014\001+\314\014"
+        "\001/\314\014\001C\314\014\001G\314\014\001K\314\014\001O\314\014\001c\314\014"
+        "\001g\314\014\001k\314\014\001o\314\014\002\201\314\014\002\202\314\014\001\203\314\014"
+        "\001\243\314\014\001\303\314\014\001\343\314\014\002\001\315\014\002\002\315\014\001\003\315\014"
+        "\001#\315\014\001C\315\014\001c\315\014\002\201\315\014\002\202\315\014\001\203\315\014"
+        "\001\243\315\014\001\303\315\014\001\343\315\014\002\001\316\014\002\002\316\014\001\003\316\014"
+        "\001#\316\014\001C\316\014\001c\316\014\002\201\316\014\002\202\316\014\001\203\316\014"
+        "\001\243\316\014\001\303\316\014\001\343\316\014\000\001\322\014\000\002\322\014\001\003\322\014"
+        "\001#\322\014\001C\322\014\001c\322\014\000\001\330\014\000\002\330\014\001\003\330\014"
+        "\001#\330\014\001C\330\014\001c\330\014\000\001\336\014\000\002\336\014\001\003\336\014"
+        "\001#\336\014\001C\336\014\001c\336\014\000\001\344\014\000\002\344\014\001\003\344\014"
+        "\001#\344\014\001C\344\014\001c\344\014\000\001\352\014\000\002\352\014\001\003\352\014"
+        "\001#\352\014\001C\352\014\001c\352\014\000\001\360\014\000\002\360\014\001\003\360\014"
+        "\002\005\360\014\002\006\360\014\001\007\360\014\002\011\360\014\002\012\360\014\001\013\360\014"
+        "\003\015\360\014\003\016\360\014\001\017\360\014\001#\360\014\001'\360\014\001+\360\014"
+        "\001/\360\014\001C\360\014\001G\360\014\001K\360\014\001O\360\014\001c\360\014"
+        "\001g\360\014\001k\360\014\001o\360\014\002\201\360\014\002\202\360\014\001\203\360\014"
+        "\001\243\360\014\001\303\360\014\001\343\360\014\002\001\361\014\002\002\361\014\001\003\361\014"
+        "\001#\361\014\001C\361\014\001c\361\014\002\201\361\014\002\202\361\014\001\203\361\014"
+        "\001\243\361\014\001\303\361\014\001\343\361\014\002\001\362\014\002\002\362\014\001\003\362\014"
+        "\001#\362\014\001C\362\014\001c\362\014\002\201\362\014\002\202\362\014\001\203\362\014"
+        "\001\243\362\014\001\303\362\014\001\343\362\014\000\001\363\014\000\002\363\014\001\003\363\014"
+        "\002\005\363\014\002\006\363\014\001\007\363\014\002\011\363\014\002\012\363\014\001\013\363\014"
+        "\003\015\363\014\003\016\363\014\001\017\363\014\001#\363\014\001'\363\014\001+\363\014"
+        "\001/\363\014\001C\363\014\001G\363\014\001K\363\014\001O\363\014\001c\363\014"
+        "\001g\363\014\001k\363\014\001o\363\014\002\201\363\014\002\202\363\014\001\203\363\014"
+        "\001\243\363\014\001\303\363\014\001\343\363\014\002\001\364\014\002\002\364\014\001\003\364\014"
+        "\001#\364\014\001C\364\014\001c\364\014\002\201\364\014\002\202\364\014\001\203\364\014"
+        "\001\243\364\014\001\303\364\014\001\343\364\014\002\001\365\014\002\002\365\014\001\003\365\014"
+        "\001#\365\014\001C\365\014\001c\365\014\002\201\365\014\002\202\365\014\001\203\365\014"
+        "\001\243\365\014\001\303\365\014\001\343\365\014\000\001\366\014\000\002\366\014\001\003\366\014"
+        "\001#\366\014\001C\366\014\001c\366\014\000\001\371\014\000\002\371\014\001\003\371\014"
+        "\001#\371\014\001C\371\014\001c\371\014\000\001\374\014\000\002\374\014\001\003\374\014"
+        "\001#\374\014\001C\374\014\001c\374\014\000\001\377\014\000\002\377\014\001\003\377\014"
+        "\001#\377\014\001C\377\014\001c\377\014\000\001\002\015\000\002\002\015\001\003\002\015"
+        "\001#\002\015\001C\002\015\001c\002\015\000\001\005\015\000\002\005\015\001\003\005\015"
+        "\001#\005\015\001C\005\015\001c\005\015\000\001\010\015\000\002\010\015\001\003\010\015"
+        "\001#\010\015\001C\010\015\001c\010\015\000\001\016\015\000\002\016\015\001\003\016\015"
+        "\001#\016\015\001C\016\015\001c\016\015\000\001\024\015\000\002\024\015\004\0018\015"
+        "\004\0028\015\005\001\\\015\005\002\\\015\000\001\200\015\000\002\200\015\000\001\244\015"
+        "\000\002\244\015\000\001\310\015\001\002\310\015\002\005\310\015\001\006\310\015\002\011\310\015"
+        "\001\012\310\015\003\015\310\015\001\016\310\015\001\"\310\015\001&\310\015\001*\310\015"
+        "\001.\310\015\001B\310\015\001F\310\015\001J\310\015\001N\310\015\001b\310\015"
+        "\001f\310\015\001j\310\015\001n\310\015\002\201\310\015\001\202\310\015\001\242\310\015"
+        "\001\302\310\015\001\342\310\015\002\001\311\015\001\002\311\015\001\"\311\015\001B\311\015"
+        "\001b\311\015\002\201\311\015\001\202\311\015\001\242\311\015\001\302\311\015\001\342\311\015"
+        "\002\001\312\015\001\002\312\015\001\"\312\015\001B\312\015\001b\312\015\002\201\312\015"
+        "\001\202\312\015\001\242\312\015\001\302\312\015\001\342\312\015\000\001\316\015\001\002\316\015"
+        "\001\"\316\015\001B\316\015\001b\316\015\000\001\324\015\001\002\324\015\001\"\324\015"
+        "\001B\324\015\001b\324\015\000\001\332\015\001\002\332\015\001\"\332\015\001B\332\015"
+        "\001b\332\015\000\001\340\015\001\002\340\015\001\"\340\015\001B\340\015\001b\340\015"
+        "\000\001\346\015\001\002\346\015\001\"\346\015\001B\346\015\001b\346\015\000\001\354\015"
+        "\001\002\354\015\002\005\354\015\001\006\354\015\002\011\354\015\001\012\354\015\003\015\354\015"
+        "\001\016\354\015\001\"\354\015\001&\354\015\001*\354\015\001.\354\015\001B\354\015"
+        "\001F\354\015\001J\354\015\001N\354\015\001b\354\015\001f\354\015\001j\354\015"
+        "\001n\354\015\002\201\354\015\001\202\354\015\001\242\354\015\001\302\354\015\001\342\354\015"
+        "\002\001\355\015\001\002\355\015\001\"\355\015\001B\355\015\001b\355\015\002\201\355\015"
+        "\001\202\355\015\001\242\355\015\001\302\355\015\001\342\355\015\002\001\356\015\001\002\356\015"
+        "\001\"\356\015\001B\356\015\001b\356\015\002\201\356\015\001\202\356\015\001\242\356\015"
+        "\001\302\356\015\001\342\356\015\000\001\357\015\001\002\357\015\002\005\357\015\001\006\357\015"
+        "\002\011\357\015\001\012\357\015\003\015\357\015\001\016\357\015\001\"\357\015\001&\357\015"
+        "\001*\357\015\001.\357\015\001B\357\015\001F\357\015\001J\357\015\001N\357\015"
+        "\001b\357\015\001f\357\015\001j\357\015\001n\357\015\002\201\357\015\001\202\357\015"
+        "\001\242\357\015\001\302\357\015\001\342\357\015\002\001\360\015\001\002\360\015\001\"\360\015"
+        "\001B\360\015\001b\360\015\002\201\360\015\001\202\360\015\001\242\360\015\001\302\360\015"
+        "\001\342\360\015\002\001\361\015\001\002\361\015\001\"\361\015\001B\361\015\001b\361\015"
+        "\002\201\361\015\001\202\361\015\001\242\361\015\001\302\361\015\001\342\361\015\000\001\362\015"
+        "\001\002\362\015\001\"\362\015\001B\362\015\001b\362\015\000\001\365\015\001\002\365\015"
+        "\001\"\365\015\001B\365\015\001b\365\015\000\001\370\015\001\002\370\015\001\"\370\015"
+        "\001B\370\015\001b\370\015\000\001\373\015\001\002\373\015\001\"\373\015\001B\373\015"
+        "\001b\373\015\000\001\376\015\001\002\376\015\001\"\376\015\001B\376\015\001b\376\015"
+        "\000\001\001\016\001\002\001\016\001\"\001\016\001B\001\016\001b\001\016\000\001\004\016"
+        "\001\002\004\016\001\"\004\016\001B\004\016\001b\004\016\000\001\012\016\001\002\012\016"
+        "\001\"\012\016\001B\012\016\001b\012\016\000\001\020\016\004\0014\016\005\001X\016"
+        "\000\001|\016\000\001\240\016";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
         {0x1fffff00ull, 1000, 88},
@@ -588,11 +1227,14 @@ PTXGEN_PTX_DEVICE void ld_v_forms0(PtxgenA0& v, PtxgenA1 a);
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = none, scope = none.
+ * Fixed by this wrapper: mmio = false, sem = none, scope = none.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
- *   PtxgenCache: cache (none, ca, cg, cs, lu, cv, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). a cache operator (.cop) or an L1 eviction priority (the ISA's two syntax lines take one or the other)
+ *   PtxgenCop: cop (none, ca, cg, cs, lu, cv). a cache operator (written before .nc, as ld.global.cg.nc)
+ *   PtxgenNc: nc (true / false). ld.global.nc, through the non-coherent (read-only) cache
+ *   PtxgenCache: cache (none, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). an L1 eviction priority (written after .nc, as ld.global.nc.L1::evict_last)
+ *   PtxgenEvictL2: evict_l2 (none, L2::evict_normal, L2::evict_first, L2::evict_last). an L2 eviction priority (256-bit loads only)
  *   PtxgenCacheHint: cache_hint (true / false). the load takes a 64-bit cache policy (createpolicy)
  *   PtxgenPrefetch: prefetch (none, L2::64B, L2::128B, L2::256B).
  *   PtxgenVec: vec (none, v2, v4, v8).
@@ -601,19 +1243,19 @@ PTXGEN_PTX_DEVICE void ld_v_forms0(PtxgenA0& v, PtxgenA1 a);
  *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none, load_vec PtxgenVec = load_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cop PtxgenCop = load_cop::none, bool PtxgenNc = false, load_cache PtxgenCache = load_cache::none, load_evict_l2 PtxgenEvictL2 = load_evict_l2::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none, load_vec PtxgenVec = load_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void ld_v(
     PtxgenElem0 (&v)[PtxgenLength0],
-    detail::reg_t<detail::load_type_a(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType)> a
+    detail::reg_t<detail::load_type_a(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType)> a
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::ld_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 11, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch)), 4, static_cast<long long>(PtxgenVec))>;
+    using ptxgen_f = detail::form_of<detail::ld_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 6, static_cast<long long>(PtxgenCop)), 2, (PtxgenNc ? 1 : 0)), 6, static_cast<long long>(PtxgenCache)), 4, static_cast<long long>(PtxgenEvictL2)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch)), 4, static_cast<long long>(PtxgenVec))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(detail::ld_v_checks<PtxgenType, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec>::ok);
+    static_assert(detail::ld_v_checks<PtxgenType, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: ld: operand cache_policy is required when cache_hint = true");
-    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType));
+    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType));
     static_assert(detail::load_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: ld: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -629,20 +1271,40 @@ PTXGEN_PTX_DEVICE void ld_v(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 64 forms of ld_v: form number * 256 + support class, by
-// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// The 168 forms of ld_v: form number * 256 + support class, by
+// number (4 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct ld_v_forms1_table {
-    static constexpr int width = 3;
+    static constexpr int width = 4;
     static constexpr char table[] =
-        "\000\021\000\000\022\000\000q\001\000r\001\000\261\011\000\262\011\000\021\013\000\022\013"
-        "\000Q\023\000R\023\001S\023\000\261\024\000\262\024\001\263\024\000\361\034\001\362\034"
-        "\000Q\036\001R\036\000\221&\000\222&\000\361'\000\362'\00010\00020"
-        "\000\2211\000\2221\000\3219\000\3229\001\3239\0001;\0002;\0013;"
-        "\000qC\001rC\000\321D\001\322D\000\021M\000\022M\000qN\000rN"
-        "\000\261V\000\262V\000\021X\000\022X\000Q`\000R`\001S`\000\261a"
-        "\000\262a\001\263a\000\361i\001\362i\000Qk\001Rk\000\221s\000\222s"
-        "\001\223s\000\361t\000\362t\001\363t\0001}\0012}\000\221~\001\222~";
+        "\000\021\000\000\000\022\000\000\000\021$\000\000\022$\000\000\021'\000\000\022'\000"
+        "\000\021\374\000\000\022\374\000\000\021 \001\000\022 \001\000\021#\001\000\022#\001"
+        "\000\021\370\001\000\022\370\001\001\023\370\001\0013\370\001\001S\370\001\001s\370\001"
+        "\000\021\034\002\000\022\034\002\001\023\034\002\0013\034\002\001S\034\002\001s\034\002"
+        "\000\021\037\002\000\022\037\002\001\023\037\002\0013\037\002\001S\037\002\001s\037\002"
+        "\000\021\364\002\001\022\364\002\0012\364\002\001R\364\002\001r\364\002\000\021\030\003"
+        "\001\022\030\003\0012\030\003\001R\030\003\001r\030\003\000\021\033\003\001\022\033\003"
+        "\0012\033\003\001R\033\003\001r\033\003\000\021\354\004\000\022\354\004\000\021\020\005"
+        "\000\022\020\005\000\021\023\005\000\022\023\005\000\021\350\005\000\022\350\005\000\021\014\006"
+        "\000\022\014\006\000\021\017\006\000\022\017\006\000\021\344\006\000\022\344\006\001\023\344\006"
+        "\0013\344\006\001S\344\006\001s\344\006\000\021\010\007\000\022\010\007\001\023\010\007"
+        "\0013\010\007\001S\010\007\001s\010\007\000\021\013\007\000\022\013\007\001\023\013\007"
+        "\0013\013\007\001S\013\007\001s\013\007\000\021\340\007\001\022\340\007\0012\340\007"
+        "\001R\340\007\001r\340\007\000\021\004\010\001\022\004\010\0012\004\010\001R\004\010"
+        "\001r\004\010\000\021\007\010\001\022\007\010\0012\007\010\001R\007\010\001r\007\010"
+        "\000\021\334\010\000\022\334\010\000\021\000\011\000\022\000\011\000\021\003\011\000\022\003\011"
+        "\000\021\330\011\000\022\330\011\000\021\374\011\000\022\374\011\000\021\377\011\000\022\377\011"
+        "\000\021\324\012\000\022\324\012\001\023\324\012\0013\324\012\001S\324\012\001s\324\012"
+        "\000\021\370\012\000\022\370\012\001\023\370\012\0013\370\012\001S\370\012\001s\370\012"
+        "\000\021\373\012\000\022\373\012\001\023\373\012\0013\373\012\001S\373\012\001s\373\012"
+        "\000\021\320\013\001\022\320\013\0012\320\013\001R\320\013\001r\320\013\000\021\364\013"
+        "\001\022\364\013\0012\364\013\001R\364\013\001r\364\013\000\021\367\013\001\022\367\013"
+        "\0012\367\013\001R\367\013\001r\367\013\000\021\314\014\000\022\314\014\001\023\314\014"
+        "\0013\314\014\001S\314\014\001s\314\014\000\021\360\014\000\022\360\014\001\023\360\014"
+        "\0013\360\014\001S\360\014\001s\360\014\000\021\363\014\000\022\363\014\001\023\363\014"
+        "\0013\363\014\001S\363\014\001s\363\014\000\021\310\015\001\022\310\015\0012\310\015"
+        "\001R\310\015\001r\310\015\000\021\354\015\001\022\354\015\0012\354\015\001R\354\015"
+        "\001r\354\015\000\021\357\015\001\022\357\015\0012\357\015\001R\357\015\001r\357\015";
     static constexpr gate gates[] = {
         {0x1ffffffeull, 800, 74},
         {0x1fffff00ull, 1000, 88},
@@ -662,11 +1324,14 @@ PTXGEN_PTX_DEVICE void ld_v_forms1(PtxgenA0& v, PtxgenA1 a, PtxgenA2 cache_polic
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = none, scope = none.
+ * Fixed by this wrapper: mmio = false, sem = none, scope = none.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
- *   PtxgenCache: cache (none, ca, cg, cs, lu, cv, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). a cache operator (.cop) or an L1 eviction priority (the ISA's two syntax lines take one or the other)
+ *   PtxgenCop: cop (none, ca, cg, cs, lu, cv). a cache operator (written before .nc, as ld.global.cg.nc)
+ *   PtxgenNc: nc (true / false). ld.global.nc, through the non-coherent (read-only) cache
+ *   PtxgenCache: cache (none, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). an L1 eviction priority (written after .nc, as ld.global.nc.L1::evict_last)
+ *   PtxgenEvictL2: evict_l2 (none, L2::evict_normal, L2::evict_first, L2::evict_last). an L2 eviction priority (256-bit loads only)
  *   PtxgenCacheHint: cache_hint (true / false). the load takes a 64-bit cache policy (createpolicy)
  *   PtxgenPrefetch: prefetch (none, L2::64B, L2::128B, L2::256B).
  *   PtxgenVec: vec (none, v2, v4, v8).
@@ -676,20 +1341,20 @@ PTXGEN_PTX_DEVICE void ld_v_forms1(PtxgenA0& v, PtxgenA1 a, PtxgenA2 cache_polic
  *   cache_policy: the cache policy (createpolicy)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none, load_vec PtxgenVec = load_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cop PtxgenCop = load_cop::none, bool PtxgenNc = false, load_cache PtxgenCache = load_cache::none, load_evict_l2 PtxgenEvictL2 = load_evict_l2::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none, load_vec PtxgenVec = load_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void ld_v(
     PtxgenElem0 (&v)[PtxgenLength0],
-    detail::reg_t<detail::load_type_a(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType)> a,
+    detail::reg_t<detail::load_type_a(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType)> a,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::ld_v_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 11, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch)), 4, static_cast<long long>(PtxgenVec))>;
+    using ptxgen_f = detail::form_of<detail::ld_v_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 6, static_cast<long long>(PtxgenCop)), 2, (PtxgenNc ? 1 : 0)), 6, static_cast<long long>(PtxgenCache)), 4, static_cast<long long>(PtxgenEvictL2)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch)), 4, static_cast<long long>(PtxgenVec))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(detail::ld_v_checks<PtxgenType, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec>::ok);
+    static_assert(detail::ld_v_checks<PtxgenType, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: ld: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType));
+    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType));
     static_assert(detail::load_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: ld: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -705,47 +1370,55 @@ PTXGEN_PTX_DEVICE void ld_v(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 168 forms of ld_volatile: form number * 256 + support class, by
+// The 180 forms of ld_volatile: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct ld_volatile_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\001\001\000\001\002\000\002\003\000\000\004\000\001\005\000\001\006\000\002\007\000"
-        "\000\010\000\003\014\000\004\020\000\005\024\000\000\034\000\001\035\000\001\036\000\002\037\000"
-        "\000 \000\001!\000\001\"\000\002#\000\000$\000\003(\000\004,\000\0050\000"
-        "\0008\000\0019\000\001:\000\002;\000\000<\000\001=\000\001>\000\002\?\000"
-        "\000@\000\003D\000\004H\000\005L\000\000T\000\001U\000\001V\000\002W\000"
-        "\000X\000\001Y\000\001Z\000\002[\000\000\\\000\003`\000\004d\000\005h\000"
-        "\000p\000\001q\000\001r\000\002s\000\000t\000\001u\000\001v\000\002w\000"
-        "\000x\000\003|\000\004\200\000\005\204\000\000\214\000\001\215\000\001\216\000\002\217\000"
-        "\000\220\000\001\221\000\001\222\000\002\223\000\000\224\000\003\230\000\004\234\000\005\240\000"
-        "\000\250\000\001\251\000\001\252\000\002\253\000\000\254\000\001\255\000\001\256\000\002\257\000"
-        "\000\260\000\003\264\000\004\270\000\005\274\000\000\304\000\001\305\000\001\306\000\002\307\000"
-        "\000\310\000\001\311\000\001\312\000\002\313\000\000\314\000\003\320\000\004\324\000\005\330\000"
-        "\000\340\000\001\341\000\001\342\000\002\343\000\000\344\000\001\345\000\001\346\000\002\347\000"
-        "\000\350\000\003\354\000\004\360\000\005\364\000\000\374\000\001\375\000\001\376\000\002\377\000"
-        "\000\000\001\001\001\001\001\002\001\002\003\001\000\004\001\003\010\001\004\014\001\005\020\001"
-        "\000\030\001\001\031\001\001\032\001\002\033\001\000\034\001\001\035\001\001\036\001\002\037\001"
-        "\000 \001\003$\001\004(\001\005,\001\0004\001\0015\001\0016\001\0027\001"
-        "\0008\001\0019\001\001:\001\002;\001\000<\001\003@\001\004D\001\005H\001"
-        "\000P\001\001Q\001\001R\001\002S\001\000T\001\001U\001\001V\001\002W\001"
-        "\000X\001\003\\\001\004`\001\005d\001\000l\001\001m\001\001n\001\002o\001"
-        "\000p\001\001q\001\001r\001\002s\001\000t\001\003x\001\004|\001\005\200\001";
+        "\000\000\000\002\001\000\002\002\000\003\003\000\000\004\000\002\005\000\002\006\000\003\007\000"
+        "\000\010\000\005\014\000\006\020\000\010\024\000\000\034\000\002\035\000\002\036\000\003\037\000"
+        "\000 \000\002!\000\002\"\000\003#\000\000$\000\005(\000\006,\000\0100\000"
+        "\0008\000\0029\000\002:\000\003;\000\000<\000\002=\000\002>\000\003\?\000"
+        "\000@\000\005D\000\006H\000\010L\000\000T\000\002U\000\002V\000\003W\000"
+        "\000X\000\002Y\000\002Z\000\003[\000\000\\\000\005`\000\006d\000\010h\000"
+        "\001p\000\001q\000\001r\000\004s\000\001t\000\001u\000\001v\000\004w\000"
+        "\001x\000\001|\000\007\200\000\010\204\000\000\214\000\002\215\000\002\216\000\003\217\000"
+        "\000\220\000\002\221\000\002\222\000\003\223\000\000\224\000\005\230\000\006\234\000\010\240\000"
+        "\000\250\000\002\251\000\002\252\000\003\253\000\000\254\000\002\255\000\002\256\000\003\257\000"
+        "\000\260\000\005\264\000\006\270\000\010\274\000\000\304\000\002\305\000\002\306\000\003\307\000"
+        "\000\310\000\002\311\000\002\312\000\003\313\000\000\314\000\005\320\000\006\324\000\010\330\000"
+        "\000\340\000\002\341\000\002\342\000\003\343\000\000\344\000\002\345\000\002\346\000\003\347\000"
+        "\000\350\000\005\354\000\006\360\000\010\364\000\000\374\000\002\375\000\002\376\000\003\377\000"
+        "\000\000\001\002\001\001\002\002\001\003\003\001\000\004\001\005\010\001\006\014\001\010\020\001"
+        "\000\030\001\002\031\001\002\032\001\003\033\001\000\034\001\002\035\001\002\036\001\003\037\001"
+        "\000 \001\005$\001\006(\001\010,\001\0004\001\0025\001\0026\001\0037\001"
+        "\0008\001\0029\001\002:\001\003;\001\000<\001\005@\001\006D\001\010H\001"
+        "\000P\001\002Q\001\002R\001\003S\001\000T\001\002U\001\002V\001\003W\001"
+        "\000X\001\005\\\001\006`\001\010d\001\000l\001\002m\001\002n\001\003o\001"
+        "\000p\001\002q\001\002r\001\003s\001\000t\001\005x\001\006|\001\010\200\001"
+        "\000\210\001\002\211\001\002\212\001\003\213\001\000\214\001\002\215\001\002\216\001\003\217\001"
+        "\000\220\001\005\224\001\006\230\001\010\234\001";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 83},
         {0x1fffffffull, 750, 74},
         {0x1ffffffeull, 800, 74},
+        {0x1ffffffeull, 800, 83},
         {0x1fffffffull, 750, 78},
         {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 83},
         {0x1fffffffull, 750, 91},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_ld_volatile_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_ld_volatile_is_only_on_sm_75_and_later_from_ptx_isa_8_3,
         &ptxgen_unsupported_target_ld_volatile_is_only_on_sm_75_and_later_from_ptx_isa_7_4,
         &ptxgen_unsupported_target_ld_volatile_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        &ptxgen_unsupported_target_ld_volatile_is_only_on_sm_80_and_later_from_ptx_isa_8_3,
         &ptxgen_unsupported_target_ld_volatile_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
         &ptxgen_unsupported_target_ld_volatile_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_ld_volatile_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
         &ptxgen_unsupported_target_ld_volatile_is_only_on_sm_75_and_later_from_ptx_isa_9_1,
     };
 };
@@ -759,9 +1432,9 @@ PTXGEN_PTX_DEVICE void ld_volatile_forms0(PtxgenA0& d, PtxgenA1 a);
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = volatile, scope = none, cache = none, cache_hint = false, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = volatile, scope = none, cop = none, nc = false, cache = none, evict_l2 = none, cache_hint = false, vec = none.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
  *   PtxgenPrefetch: prefetch (none, L2::64B, L2::128B, L2::256B).
  * Operands:
@@ -770,12 +1443,12 @@ PTXGEN_PTX_DEVICE void ld_volatile_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_prefetch PtxgenPrefetch = load_prefetch::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cache::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_volatile(
-    detail::reg_t<detail::load_type_a(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cache::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_volatile(
+    detail::reg_t<detail::load_type_a(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)> a
 ) {
-    detail::reg_t<detail::load_type_d(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cache::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
+    detail::reg_t<detail::load_type_d(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::ld_volatile_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenPrefetch))>;
+    using ptxgen_f = detail::form_of<detail::ld_volatile_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((((PtxgenSpace != load_space::space_const))),
                   "ptxgen: ld: .volatile loads are from .global, .shared, .local or generic addresses");
@@ -814,38 +1487,38 @@ struct ld_volatile_v_forms0_table {
         "\000\001\001\000\002\001\004\021\001\004\022\001\005!\001\005\"\001\0061\001\0062\001"
         "\000Q\001\001R\001\002U\001\001V\001\002Y\001\001Z\001\003]\001\001^\001"
         "\000a\001\001b\001\002e\001\001f\001\002i\001\001j\001\003m\001\001n\001"
-        "\000q\001\004\201\001\005\221\001\006\241\001\000\301\001\000\302\001\002\305\001\002\306\001"
-        "\002\311\001\002\312\001\003\315\001\003\316\001\000\321\001\000\322\001\002\325\001\002\326\001"
-        "\002\331\001\002\332\001\003\335\001\003\336\001\000\341\001\000\342\001\004\361\001\004\362\001"
-        "\005\001\002\005\002\002\006\021\002\006\022\002\0001\002\0002\002\0025\002\0026\002"
+        "\000q\001\004\201\001\005\221\001\006\241\001\0001\002\0002\002\0025\002\0026\002"
         "\0029\002\002:\002\003=\002\003>\002\000A\002\000B\002\002E\002\002F\002"
         "\002I\002\002J\002\003M\002\003N\002\000Q\002\000R\002\004a\002\004b\002"
-        "\005q\002\005r\002\006\201\002\006\202\002\000\241\002\000\242\002\001\243\002\002\245\002"
-        "\002\246\002\001\247\002\002\251\002\002\252\002\001\253\002\003\255\002\003\256\002\001\257\002"
-        "\000\261\002\000\262\002\001\263\002\002\265\002\002\266\002\001\267\002\002\271\002\002\272\002"
-        "\001\273\002\003\275\002\003\276\002\001\277\002\000\301\002\000\302\002\004\321\002\004\322\002"
-        "\005\341\002\005\342\002\006\361\002\006\362\002\000\021\003\001\022\003\002\025\003\001\026\003"
-        "\002\031\003\001\032\003\003\035\003\001\036\003\000!\003\001\"\003\002%\003\001&\003"
-        "\002)\003\001*\003\003-\003\001.\003\0001\003\004A\003\005Q\003\006a\003"
-        "\000\201\003\000\202\003\002\205\003\002\206\003\002\211\003\002\212\003\003\215\003\003\216\003"
-        "\000\221\003\000\222\003\002\225\003\002\226\003\002\231\003\002\232\003\003\235\003\003\236\003"
-        "\000\241\003\000\242\003\004\261\003\004\262\003\005\301\003\005\302\003\006\321\003\006\322\003"
+        "\005q\002\005r\002\006\201\002\006\202\002\000\241\002\000\242\002\002\245\002\002\246\002"
+        "\002\251\002\002\252\002\003\255\002\003\256\002\000\261\002\000\262\002\002\265\002\002\266\002"
+        "\002\271\002\002\272\002\003\275\002\003\276\002\000\301\002\000\302\002\004\321\002\004\322\002"
+        "\005\341\002\005\342\002\006\361\002\006\362\002\000\021\003\000\022\003\001\023\003\002\025\003"
+        "\002\026\003\001\027\003\002\031\003\002\032\003\001\033\003\003\035\003\003\036\003\001\037\003"
+        "\000!\003\000\"\003\001#\003\002%\003\002&\003\001'\003\002)\003\002*\003"
+        "\001+\003\003-\003\003.\003\001/\003\0001\003\0002\003\004A\003\004B\003"
+        "\005Q\003\005R\003\006a\003\006b\003\000\201\003\001\202\003\002\205\003\001\206\003"
+        "\002\211\003\001\212\003\003\215\003\001\216\003\000\221\003\001\222\003\002\225\003\001\226\003"
+        "\002\231\003\001\232\003\003\235\003\001\236\003\000\241\003\004\261\003\005\301\003\006\321\003"
         "\000\361\003\000\362\003\002\365\003\002\366\003\002\371\003\002\372\003\003\375\003\003\376\003"
         "\000\001\004\000\002\004\002\005\004\002\006\004\002\011\004\002\012\004\003\015\004\003\016\004"
         "\000\021\004\000\022\004\004!\004\004\"\004\0051\004\0052\004\006A\004\006B\004"
-        "\000a\004\000b\004\001c\004\002e\004\002f\004\001g\004\002i\004\002j\004"
-        "\001k\004\003m\004\003n\004\001o\004\000q\004\000r\004\001s\004\002u\004"
-        "\002v\004\001w\004\002y\004\002z\004\001{\004\003}\004\003~\004\001\177\004"
+        "\000a\004\000b\004\002e\004\002f\004\002i\004\002j\004\003m\004\003n\004"
+        "\000q\004\000r\004\002u\004\002v\004\002y\004\002z\004\003}\004\003~\004"
         "\000\201\004\000\202\004\004\221\004\004\222\004\005\241\004\005\242\004\006\261\004\006\262\004"
-        "\000\321\004\001\322\004\002\325\004\001\326\004\002\331\004\001\332\004\003\335\004\001\336\004"
-        "\000\341\004\001\342\004\002\345\004\001\346\004\002\351\004\001\352\004\003\355\004\001\356\004"
-        "\000\361\004\004\001\005\005\021\005\006!\005\000A\005\000B\005\001C\005\002E\005"
-        "\002F\005\001G\005\002I\005\002J\005\001K\005\003M\005\003N\005\001O\005"
-        "\000Q\005\000R\005\001S\005\002U\005\002V\005\001W\005\002Y\005\002Z\005"
-        "\001[\005\003]\005\003^\005\001_\005\000a\005\000b\005\004q\005\004r\005"
-        "\005\201\005\005\202\005\006\221\005\006\222\005\000\261\005\001\262\005\002\265\005\001\266\005"
-        "\002\271\005\001\272\005\003\275\005\001\276\005\000\301\005\001\302\005\002\305\005\001\306\005"
-        "\002\311\005\001\312\005\003\315\005\001\316\005\000\321\005\004\341\005\005\361\005\006\001\006";
+        "\000\321\004\000\322\004\001\323\004\002\325\004\002\326\004\001\327\004\002\331\004\002\332\004"
+        "\001\333\004\003\335\004\003\336\004\001\337\004\000\341\004\000\342\004\001\343\004\002\345\004"
+        "\002\346\004\001\347\004\002\351\004\002\352\004\001\353\004\003\355\004\003\356\004\001\357\004"
+        "\000\361\004\000\362\004\004\001\005\004\002\005\005\021\005\005\022\005\006!\005\006\"\005"
+        "\000A\005\001B\005\002E\005\001F\005\002I\005\001J\005\003M\005\001N\005"
+        "\000Q\005\001R\005\002U\005\001V\005\002Y\005\001Z\005\003]\005\001^\005"
+        "\000a\005\004q\005\005\201\005\006\221\005\000\261\005\000\262\005\001\263\005\002\265\005"
+        "\002\266\005\001\267\005\002\271\005\002\272\005\001\273\005\003\275\005\003\276\005\001\277\005"
+        "\000\301\005\000\302\005\001\303\005\002\305\005\002\306\005\001\307\005\002\311\005\002\312\005"
+        "\001\313\005\003\315\005\003\316\005\001\317\005\000\321\005\000\322\005\004\341\005\004\342\005"
+        "\005\361\005\005\362\005\006\001\006\006\002\006\000!\006\001\"\006\002%\006\001&\006"
+        "\002)\006\001*\006\003-\006\001.\006\0001\006\0012\006\0025\006\0016\006"
+        "\0029\006\001:\006\003=\006\001>\006\000A\006\004Q\006\005a\006\006q\006";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
         {0x1fffff00ull, 1000, 88},
@@ -875,9 +1548,9 @@ PTXGEN_PTX_DEVICE void ld_volatile_v_forms0(PtxgenA0& v, PtxgenA1 a);
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = volatile, scope = none, cache = none, cache_hint = false.
+ * Fixed by this wrapper: mmio = false, sem = volatile, scope = none, cop = none, nc = false, cache = none, evict_l2 = none, cache_hint = false.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
  *   PtxgenPrefetch: prefetch (none, L2::64B, L2::128B, L2::256B).
  *   PtxgenVec: vec (none, v2, v4, v8).
@@ -889,10 +1562,10 @@ PTXGEN_PTX_DEVICE void ld_volatile_v_forms0(PtxgenA0& v, PtxgenA1 a);
 template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_prefetch PtxgenPrefetch = load_prefetch::none, load_vec PtxgenVec = load_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void ld_volatile_v(
     PtxgenElem0 (&v)[PtxgenLength0],
-    detail::reg_t<detail::load_type_a(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cache::none, false, PtxgenPrefetch, PtxgenVec, PtxgenType)> a
+    detail::reg_t<detail::load_type_a(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, PtxgenVec, PtxgenType)> a
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::ld_volatile_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenPrefetch)), 4, static_cast<long long>(PtxgenVec))>;
+    using ptxgen_f = detail::form_of<detail::ld_volatile_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 7, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenPrefetch)), 4, static_cast<long long>(PtxgenVec))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((((PtxgenSpace != load_space::space_const))),
                   "ptxgen: ld: .volatile loads are from .global, .shared, .local or generic addresses");
@@ -904,12 +1577,14 @@ PTXGEN_PTX_DEVICE void ld_volatile_v(
                   "ptxgen: ld: .v8 of a 32-bit type loads from .global or generic addresses");
     static_assert((!((PtxgenVec == load_vec::v4) && (PtxgenType == load_type::b64 || PtxgenType == load_type::u64 || PtxgenType == load_type::s64 || PtxgenType == load_type::f64))) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
                   "ptxgen: ld: .v4 of a 64-bit type loads from .global or generic addresses");
+    static_assert((!((PtxgenType == load_type::b128))) || (((PtxgenVec == load_vec::none))),
+                  "ptxgen: ld: .b128 loads one 128-bit register (no vector)");
     static_assert(!((PtxgenVec == load_vec::none)),
                   "ptxgen: ld: operand d is required when vec = none");
     static_assert((PtxgenVec != load_vec::none),
                   "ptxgen: ld: operand v is only allowed when vec = {v2, v4, v8}");
-    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cache::none, false, PtxgenPrefetch, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cache::none, false, PtxgenPrefetch, PtxgenVec, PtxgenType));
+    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, PtxgenVec, PtxgenType));
     static_assert(detail::load_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: ld: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -925,56 +1600,211 @@ PTXGEN_PTX_DEVICE void ld_volatile_v(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 280 forms of ld_relaxed: form number * 256 + support class, by
+// The 60 forms of ld_mmio: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct ld_mmio_forms0_table {
+    static constexpr int width = 3;
+    static constexpr char table[] =
+        "\000\016\000\000\017\000\002\025\000\002\026\000\000*\000\000+\000\0021\000\0022\000"
+        "\000F\000\000G\000\002M\000\002N\000\000b\000\000c\000\002i\000\002j\000"
+        "\001~\000\001\177\000\002\205\000\002\206\000\000\232\000\000\233\000\002\241\000\002\242\000"
+        "\000\266\000\000\267\000\002\275\000\002\276\000\000\322\000\000\323\000\002\331\000\002\332\000"
+        "\000\356\000\000\357\000\002\365\000\002\366\000\000\012\001\000\013\001\002\021\001\002\022\001"
+        "\000&\001\000'\001\002-\001\002.\001\000B\001\000C\001\002I\001\002J\001"
+        "\000^\001\000_\001\002e\001\002f\001\000z\001\000{\001\002\201\001\002\202\001"
+        "\000\226\001\000\227\001\002\235\001\002\236\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 82},
+        {0x1fffffffull, 750, 84},
+        {0x1fffffffull, 750, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_ld_mmio_is_only_on_sm_75_and_later_from_ptx_isa_8_2,
+        &ptxgen_unsupported_target_ld_mmio_is_only_on_sm_75_and_later_from_ptx_isa_8_4,
+        &ptxgen_unsupported_target_ld_mmio_is_only_on_sm_75_and_later_from_ptx_isa_9_3,
+    };
+};
+// Their asm statements, by position in that table (ld_st.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void ld_mmio_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
+ *
+ * Fixed by this wrapper: mmio = true, scope = sys, cop = none, nc = false, cache = none, evict_l2 = none, cache_hint = false, prefetch = none, vec = none.
+ * Template parameters:
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenSem: sem (none, volatile, relaxed, acquire). the memory order (weak when left out; .weak itself is not offered, see the notes)
+ *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
+ * Operands:
+ *   d: the loaded value (returned; 8-bit and .s16 loads widened to 32 bits)
+ *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <load_type PtxgenType, load_sem PtxgenSem = load_sem::none, load_space PtxgenSpace = load_space::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(true, PtxgenSem, load_scope::sys, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, load_prefetch::none, load_vec::none, PtxgenType)> ld_mmio(
+    detail::reg_t<detail::load_type_a(true, PtxgenSem, load_scope::sys, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, load_prefetch::none, load_vec::none, PtxgenType)> a
+) {
+    detail::reg_t<detail::load_type_d(true, PtxgenSem, load_scope::sys, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, load_prefetch::none, load_vec::none, PtxgenType)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::ld_mmio_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 4, static_cast<long long>(PtxgenSem)), 7, static_cast<long long>(PtxgenSpace))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((((PtxgenSem == load_sem::relaxed || PtxgenSem == load_sem::acquire) && (PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
+                  "ptxgen: ld: .mmio loads are .relaxed or .acquire .sys scalars on .global or generic addresses, without hints");
+    static_assert((!((PtxgenSem == load_sem::none || PtxgenSem == load_sem::sem_volatile))),
+                  "ptxgen: ld: a scope goes with .relaxed or .acquire only");
+    static_assert((!((PtxgenSem == load_sem::relaxed || PtxgenSem == load_sem::acquire))) || (((PtxgenSpace != load_space::local && PtxgenSpace != load_space::space_const))),
+                  "ptxgen: ld: .relaxed and .acquire loads are from .global, .shared or generic addresses");
+    static_assert((!((PtxgenSem == load_sem::sem_volatile))) || (((PtxgenSpace != load_space::space_const))),
+                  "ptxgen: ld: .volatile loads are from .global, .shared, .local or generic addresses");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: ld: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::ld_mmio_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 780 forms of ld_relaxed: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct ld_relaxed_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\007\000\000\010\000\000\011\000\001\012\000\002\013\000\002\016\000\002\017\000\002\020\000"
-        "\002\021\000\002\022\000\000\025\000\000\026\000\000\027\000\001\030\000\002\031\000\000\034\000"
-        "\000\035\000\000\036\000\001\037\000\002 \000\000*\000\000+\000\000,\000\001-\000"
-        "\002.\000\0021\000\0022\000\0023\000\0024\000\0025\000\0008\000\0009\000"
-        "\000:\000\001;\000\002<\000\000\?\000\000@\000\000A\000\001B\000\002C\000"
-        "\000M\000\000N\000\000O\000\001P\000\002Q\000\002T\000\002U\000\002V\000"
-        "\002W\000\002X\000\000[\000\000\\\000\000]\000\001^\000\002_\000\000b\000"
-        "\000c\000\000d\000\001e\000\002f\000\000p\000\000q\000\000r\000\001s\000"
-        "\002t\000\002w\000\002x\000\002y\000\002z\000\002{\000\000~\000\000\177\000"
-        "\000\200\000\001\201\000\002\202\000\000\205\000\000\206\000\000\207\000\001\210\000\002\211\000"
-        "\000\223\000\000\224\000\000\225\000\001\226\000\002\227\000\002\232\000\002\233\000\002\234\000"
-        "\002\235\000\002\236\000\000\241\000\000\242\000\000\243\000\001\244\000\002\245\000\000\250\000"
-        "\000\251\000\000\252\000\001\253\000\002\254\000\000\266\000\000\267\000\000\270\000\001\271\000"
-        "\002\272\000\002\275\000\002\276\000\002\277\000\002\300\000\002\301\000\000\304\000\000\305\000"
-        "\000\306\000\001\307\000\002\310\000\000\313\000\000\314\000\000\315\000\001\316\000\002\317\000"
-        "\000\331\000\000\332\000\000\333\000\001\334\000\002\335\000\002\340\000\002\341\000\002\342\000"
-        "\002\343\000\002\344\000\000\347\000\000\350\000\000\351\000\001\352\000\002\353\000\000\356\000"
-        "\000\357\000\000\360\000\001\361\000\002\362\000\000\374\000\000\375\000\000\376\000\001\377\000"
-        "\002\000\001\002\003\001\002\004\001\002\005\001\002\006\001\002\007\001\000\012\001\000\013\001"
-        "\000\014\001\001\015\001\002\016\001\000\021\001\000\022\001\000\023\001\001\024\001\002\025\001"
-        "\000\037\001\000 \001\000!\001\001\"\001\002#\001\002&\001\002'\001\002(\001"
-        "\002)\001\002*\001\000-\001\000.\001\000/\001\0010\001\0021\001\0004\001"
-        "\0005\001\0006\001\0017\001\0028\001\000B\001\000C\001\000D\001\001E\001"
-        "\002F\001\002I\001\002J\001\002K\001\002L\001\002M\001\000P\001\000Q\001"
-        "\000R\001\001S\001\002T\001\000W\001\000X\001\000Y\001\001Z\001\002[\001"
-        "\000e\001\000f\001\000g\001\001h\001\002i\001\002l\001\002m\001\002n\001"
-        "\002o\001\002p\001\000s\001\000t\001\000u\001\001v\001\002w\001\000z\001"
-        "\000{\001\000|\001\001}\001\002~\001\000\210\001\000\211\001\000\212\001\001\213\001"
-        "\002\214\001\002\217\001\002\220\001\002\221\001\002\222\001\002\223\001\000\226\001\000\227\001"
-        "\000\230\001\001\231\001\002\232\001\000\235\001\000\236\001\000\237\001\001\240\001\002\241\001"
-        "\000\253\001\000\254\001\000\255\001\001\256\001\002\257\001\002\262\001\002\263\001\002\264\001"
-        "\002\265\001\002\266\001\000\271\001\000\272\001\000\273\001\001\274\001\002\275\001\000\300\001"
-        "\000\301\001\000\302\001\001\303\001\002\304\001\000\316\001\000\317\001\000\320\001\001\321\001"
-        "\002\322\001\002\325\001\002\326\001\002\327\001\002\330\001\002\331\001\000\334\001\000\335\001"
-        "\000\336\001\001\337\001\002\340\001\000\343\001\000\344\001\000\345\001\001\346\001\002\347\001";
+        "\000P\001\000\200\001\002\201\001\002\202\001\003\203\001\002\210\001\002\220\001\002\230\001"
+        "\002\240\001\002\250\001\000\260\001\005\340\001\006\020\002\006\240\002\006\320\002\006\321\002"
+        "\006\322\002\006\323\002\006\330\002\006\340\002\006\350\002\006\360\002\006\370\002\006\000\003"
+        "\0060\003\006`\003\000\360\003\000 \004\002!\004\002\"\004\003#\004\002(\004"
+        "\0020\004\0028\004\002@\004\002H\004\000P\004\005\200\004\006\260\004\000@\005"
+        "\000p\005\002q\005\002r\005\003s\005\002x\005\002\200\005\002\210\005\002\220\005"
+        "\002\230\005\000\240\005\005\320\005\006\000\006\000\340\007\000\020\010\002\021\010\002\022\010"
+        "\003\023\010\002\030\010\002 \010\002(\010\0020\010\0028\010\000@\010\005p\010"
+        "\006\240\010\0060\011\006`\011\006a\011\006b\011\006c\011\006h\011\006p\011"
+        "\006x\011\006\200\011\006\210\011\006\220\011\006\300\011\006\360\011\000\200\012\000\260\012"
+        "\002\261\012\002\262\012\003\263\012\002\270\012\002\300\012\002\310\012\002\320\012\002\330\012"
+        "\000\340\012\005\020\013\006@\013\000\320\013\000\000\014\002\001\014\002\002\014\003\003\014"
+        "\002\010\014\002\020\014\002\030\014\002 \014\002(\014\0000\014\005`\014\006\220\014"
+        "\000p\016\000\240\016\002\241\016\002\242\016\003\243\016\002\250\016\002\260\016\002\270\016"
+        "\002\300\016\002\310\016\000\320\016\005\000\017\0060\017\006\300\017\006\360\017\006\361\017"
+        "\006\362\017\006\363\017\006\370\017\006\000\020\006\010\020\006\020\020\006\030\020\006 \020"
+        "\006P\020\006\200\020\000\020\021\000@\021\002A\021\002B\021\003C\021\002H\021"
+        "\002P\021\002X\021\002`\021\002h\021\000p\021\005\240\021\006\320\021\000`\022"
+        "\000\220\022\002\221\022\002\222\022\003\223\022\002\230\022\002\240\022\002\250\022\002\260\022"
+        "\002\270\022\000\300\022\005\360\022\006 \023\000\000\025\0000\025\0021\025\0022\025"
+        "\0033\025\0028\025\002@\025\002H\025\002P\025\002X\025\000`\025\005\220\025"
+        "\006\300\025\006P\026\006\200\026\006\201\026\006\202\026\006\203\026\006\210\026\006\220\026"
+        "\006\230\026\006\240\026\006\250\026\006\260\026\006\340\026\006\020\027\000\240\027\000\320\027"
+        "\002\321\027\002\322\027\003\323\027\002\330\027\002\340\027\002\350\027\002\360\027\002\370\027"
+        "\000\000\030\0050\030\006`\030\000\360\030\000 \031\002!\031\002\"\031\003#\031"
+        "\002(\031\0020\031\0028\031\002@\031\002H\031\000P\031\005\200\031\006\260\031"
+        "\001\220\033\001\300\033\001\301\033\001\302\033\004\303\033\001\310\033\001\320\033\001\330\033"
+        "\001\340\033\001\350\033\001\360\033\001 \034\007P\034\007\340\034\007\020\035\007\021\035"
+        "\007\022\035\007\023\035\007\030\035\007 \035\007(\035\0070\035\0078\035\007@\035"
+        "\007p\035\007\240\035\0010\036\001`\036\001a\036\001b\036\004c\036\001h\036"
+        "\001p\036\001x\036\001\200\036\001\210\036\001\220\036\001\300\036\007\360\036\010\200\037"
+        "\010\260\037\010\261\037\010\262\037\011\263\037\010\270\037\010\300\037\010\310\037\010\320\037"
+        "\010\330\037\010\340\037\010\020 \012@ \000 \"\000P\"\002Q\"\002R\""
+        "\003S\"\002X\"\002`\"\002h\"\002p\"\002x\"\000\200\"\005\260\""
+        "\006\340\"\006p#\006\240#\006\241#\006\242#\006\243#\006\250#\006\260#"
+        "\006\270#\006\300#\006\310#\006\320#\006\000$\0060$\000\300$\000\360$"
+        "\002\361$\002\362$\003\363$\002\370$\002\000%\002\010%\002\020%\002\030%"
+        "\000 %\005P%\006\200%\000\020&\000@&\002A&\002B&\003C&"
+        "\002H&\002P&\002X&\002`&\002h&\000p&\005\240&\006\320&"
+        "\000\260(\000\340(\002\341(\002\342(\003\343(\002\350(\002\360(\002\370("
+        "\002\000)\002\010)\000\020)\005@)\006p)\006\000*\0060*\0061*"
+        "\0062*\0063*\0068*\006@*\006H*\006P*\006X*\006`*"
+        "\006\220*\006\300*\000P+\000\200+\002\201+\002\202+\003\203+\002\210+"
+        "\002\220+\002\230+\002\240+\002\250+\000\260+\005\340+\006\020,\000\240,"
+        "\000\320,\002\321,\002\322,\003\323,\002\330,\002\340,\002\350,\002\360,"
+        "\002\370,\000\000-\0050-\006`-\000@/\000p/\002q/\002r/"
+        "\003s/\002x/\002\200/\002\210/\002\220/\002\230/\000\240/\005\320/"
+        "\006\0000\006\2200\006\3000\006\3010\006\3020\006\3030\006\3100\006\3200"
+        "\006\3300\006\3400\006\3500\006\3600\006 1\006P1\000\3401\000\0202"
+        "\002\0212\002\0222\003\0232\002\0302\002 2\002(2\00202\00282"
+        "\000@2\005p2\006\2402\00003\000`3\002a3\002b3\003c3"
+        "\002h3\002p3\002x3\002\2003\002\2103\000\2203\005\3003\006\3603"
+        "\000\3205\000\0006\002\0016\002\0026\003\0036\002\0106\002\0206\002\0306"
+        "\002 6\002(6\00006\005`6\006\2206\006 7\006P7\006Q7"
+        "\006R7\006S7\006X7\006`7\006h7\006p7\006x7\006\2007"
+        "\006\2607\006\3407\000p8\000\2408\002\2418\002\2428\003\2438\002\2508"
+        "\002\2608\002\2708\002\3008\002\3108\000\3208\005\0009\00609\000\3009"
+        "\000\3609\002\3619\002\3629\003\3639\002\3709\002\000:\002\010:\002\020:"
+        "\002\030:\000 :\005P:\006\200:\000`<\000\220<\002\221<\002\222<"
+        "\003\223<\002\230<\002\240<\002\250<\002\260<\002\270<\000\300<\005\360<"
+        "\006 =\006\260=\006\340=\006\341=\006\342=\006\343=\006\350=\006\360="
+        "\006\370=\006\000>\006\010>\006\020>\006@>\006p>\000\000\?\0000\?"
+        "\0021\?\0022\?\0033\?\0028\?\002@\?\002H\?\002P\?\002X\?"
+        "\000`\?\005\220\?\006\300\?\000P@\000\200@\002\201@\002\202@\003\203@"
+        "\002\210@\002\220@\002\230@\002\240@\002\250@\000\260@\005\340@\006\020A"
+        "\000\360B\000 C\002!C\002\"C\003#C\002(C\0020C\0028C"
+        "\002@C\002HC\000PC\005\200C\006\260C\006@D\006pD\006qD"
+        "\006rD\006sD\006xD\006\200D\006\210D\006\220D\006\230D\006\240D"
+        "\006\320D\006\000E\000\220E\000\300E\002\301E\002\302E\003\303E\002\310E"
+        "\002\320E\002\330E\002\340E\002\350E\000\360E\005 F\006PF\000\340F"
+        "\000\020G\002\021G\002\022G\003\023G\002\030G\002 G\002(G\0020G"
+        "\0028G\000@G\005pG\006\240G\000\200I\000\260I\002\261I\002\262I"
+        "\003\263I\002\270I\002\300I\002\310I\002\320I\002\330I\000\340I\005\020J"
+        "\006@J\006\320J\006\000K\006\001K\006\002K\006\003K\006\010K\006\020K"
+        "\006\030K\006 K\006(K\0060K\006`K\006\220K\000 L\000PL"
+        "\002QL\002RL\003SL\002XL\002`L\002hL\002pL\002xL"
+        "\000\200L\005\260L\006\340L\000pM\000\240M\002\241M\002\242M\003\243M"
+        "\002\250M\002\260M\002\270M\002\300M\002\310M\000\320M\005\000N\0060N"
+        "\000\020P\000@P\002AP\002BP\003CP\002HP\002PP\002XP"
+        "\002`P\002hP\000pP\005\240P\006\320P\006`Q\006\220Q\006\221Q"
+        "\006\222Q\006\223Q\006\230Q\006\240Q\006\250Q\006\260Q\006\270Q\006\300Q"
+        "\006\360Q\006 R\000\260R\000\340R\002\341R\002\342R\003\343R\002\350R"
+        "\002\360R\002\370R\002\000S\002\010S\000\020S\005@S\006pS\000\000T"
+        "\0000T\0021T\0022T\0033T\0028T\002@T\002HT\002PT"
+        "\002XT\000`T\005\220T\006\300T\000\240V\000\320V\002\321V\002\322V"
+        "\003\323V\002\330V\002\340V\002\350V\002\360V\002\370V\000\000W\0050W"
+        "\006`W\006\360W\006 X\006!X\006\"X\006#X\006(X\0060X"
+        "\0068X\006@X\006HX\006PX\006\200X\006\260X\000@Y\000pY"
+        "\002qY\002rY\003sY\002xY\002\200Y\002\210Y\002\220Y\002\230Y"
+        "\000\240Y\005\320Y\006\000Z\000\220Z\000\300Z\002\301Z\002\302Z\003\303Z"
+        "\002\310Z\002\320Z\002\330Z\002\340Z\002\350Z\000\360Z\005 [\006P["
+        "\0000]\000`]\002a]\002b]\003c]\002h]\002p]\002x]"
+        "\002\200]\002\210]\000\220]\005\300]\006\360]\006\200^\006\260^\006\261^"
+        "\006\262^\006\263^\006\270^\006\300^\006\310^\006\320^\006\330^\006\340^"
+        "\006\020_\006@_\000\320_\000\000`\002\001`\002\002`\003\003`\002\010`"
+        "\002\020`\002\030`\002 `\002(`\0000`\005``\006\220`\000 a"
+        "\000Pa\002Qa\002Ra\003Sa\002Xa\002`a\002ha\002pa"
+        "\002xa\000\200a\005\260a\006\340a";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 83},
+        {0x1fffffffull, 750, 74},
+        {0x1ffffffeull, 800, 74},
+        {0x1ffffffeull, 800, 83},
         {0x1fffffffull, 750, 78},
         {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 83},
+        {0x1fffffffull, 750, 84},
+        {0x1ffffffeull, 800, 84},
+        {0x1fffffc0ull, 900, 84},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_8_3,
+        &ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_7_4,
+        &ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        &ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_80_and_later_from_ptx_isa_8_3,
         &ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
         &ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
+        &ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_8_4,
+        &ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_80_and_later_from_ptx_isa_8_4,
+        &ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_90_and_later_from_ptx_isa_8_4,
     };
 };
 // Their asm statements, by position in that table (ld_st.forms.hpp).
@@ -987,25 +1817,30 @@ PTXGEN_PTX_DEVICE void ld_relaxed_forms0(PtxgenA0& d, PtxgenA1 a);
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = relaxed, cache = none, cache_hint = false, prefetch = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = relaxed, cop = none, nc = false, evict_l2 = none, vec = none.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
+ *   PtxgenCache: cache (none, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). an L1 eviction priority (written after .nc, as ld.global.nc.L1::evict_last)
+ *   PtxgenCacheHint: cache_hint (true / false). the load takes a 64-bit cache policy (createpolicy)
+ *   PtxgenPrefetch: prefetch (none, L2::64B, L2::128B, L2::256B).
  * Operands:
  *   d: the loaded value (returned; 8-bit and .s16 loads widened to 32 bits)
  *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, load_vec::none, PtxgenType)> ld_relaxed(
-    detail::reg_t<detail::load_type_a(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, load_vec::none, PtxgenType)> a
+template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_relaxed(
+    detail::reg_t<detail::load_type_a(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a
 ) {
-    detail::reg_t<detail::load_type_d(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, load_vec::none, PtxgenType)> d{};
+    detail::reg_t<detail::load_type_d(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::ld_relaxed_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 7, static_cast<long long>(PtxgenSpace))>;
+    using ptxgen_f = detail::form_of<detail::ld_relaxed_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 7, static_cast<long long>(PtxgenSpace)), 6, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(detail::ld_relaxed_checks<PtxgenType, PtxgenScope, PtxgenSpace>::ok);
+    static_assert(detail::ld_relaxed_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch>::ok);
+    static_assert(!(PtxgenCacheHint),
+                  "ptxgen: ld: operand cache_policy is required when cache_hint = true");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: ld: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1021,80 +1856,172 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::relaxed, PtxgenSco
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 544 forms of ld_relaxed_v: form number * 256 + support class, by
+// The 60 forms of ld_relaxed: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct ld_relaxed_forms1_table {
+    static constexpr int width = 3;
+    static constexpr char table[] =
+        "\000\204\001\002\324\002\000$\004\000t\005\000\024\010\002d\011\000\264\012\000\004\014"
+        "\000\244\016\002\364\017\000D\021\000\224\022\0004\025\002\204\026\000\324\027\000$\031"
+        "\001\304\033\003\024\035\001d\036\004\264\037\000T\"\002\244#\000\364$\000D&"
+        "\000\344(\0024*\000\204+\000\324,\000t/\002\3040\000\0242\000d3"
+        "\000\0046\002T7\000\2448\000\3649\000\224<\002\344=\0004\?\000\204@"
+        "\000$C\002tD\000\304E\000\024G\000\264I\002\004K\000TL\000\244M"
+        "\000DP\002\224Q\000\344R\0004T\000\324V\002$X\000tY\000\304Z"
+        "\000d]\002\264^\000\004`\000Ta";
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 74},
+        {0x1ffffffeull, 800, 83},
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 83},
+        {0x1ffffffeull, 800, 84},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        &ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_80_and_later_from_ptx_isa_8_3,
+        &ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
+        &ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_80_and_later_from_ptx_isa_8_4,
+    };
+};
+// Their asm statements, by position in that table (ld_st.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void ld_relaxed_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 cache_policy);
+
+}  // namespace detail
+#endif
+
+/**
+ * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
+ *
+ * Fixed by this wrapper: mmio = false, sem = relaxed, cop = none, nc = false, evict_l2 = none, vec = none.
+ * Template parameters:
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
+ *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
+ *   PtxgenCache: cache (none, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). an L1 eviction priority (written after .nc, as ld.global.nc.L1::evict_last)
+ *   PtxgenCacheHint: cache_hint (true / false). the load takes a 64-bit cache policy (createpolicy)
+ *   PtxgenPrefetch: prefetch (none, L2::64B, L2::128B, L2::256B).
+ * Operands:
+ *   d: the loaded value (returned; 8-bit and .s16 loads widened to 32 bits)
+ *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
+ *   cache_policy: the cache policy (createpolicy)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_relaxed(
+    detail::reg_t<detail::load_type_a(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a,
+    std::uint64_t cache_policy
+) {
+    detail::reg_t<detail::load_type_d(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::ld_relaxed_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 7, static_cast<long long>(PtxgenSpace)), 6, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::ld_relaxed_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch>::ok);
+    static_assert(PtxgenCacheHint,
+                  "ptxgen: ld: operand cache_policy is only allowed when cache_hint = true");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: ld: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::ld_relaxed_forms1<ptxgen_f::index>(d, a, cache_policy);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 640 forms of ld_relaxed_v: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct ld_relaxed_v_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\035\000\000\036\000\000!\000\000\"\000\000%\000\000&\000\002)\000\002*\000"
-        "\003-\000\003.\000\0039\000\003:\000\003=\000\003>\000\003A\000\003B\000"
-        "\003E\000\003F\000\003I\000\003J\000\000U\000\000V\000\000Y\000\000Z\000"
-        "\000]\000\000^\000\002a\000\002b\000\003e\000\003f\000\000q\000\000r\000"
-        "\000u\000\000v\000\000y\000\000z\000\002}\000\002~\000\003\201\000\003\202\000"
-        "\000\251\000\000\252\000\000\255\000\000\256\000\000\261\000\000\262\000\002\265\000\002\266\000"
-        "\003\271\000\003\272\000\003\305\000\003\306\000\003\311\000\003\312\000\003\315\000\003\316\000"
-        "\003\321\000\003\322\000\003\325\000\003\326\000\000\341\000\000\342\000\000\345\000\000\346\000"
-        "\000\351\000\000\352\000\002\355\000\002\356\000\003\361\000\003\362\000\000\375\000\000\376\000"
-        "\000\001\001\000\002\001\000\005\001\000\006\001\002\011\001\002\012\001\003\015\001\003\016\001"
-        "\0005\001\0006\001\0017\001\0009\001\000:\001\001;\001\000=\001\000>\001"
-        "\002A\001\002B\001\003E\001\003F\001\003Q\001\003R\001\001S\001\003U\001"
-        "\003V\001\001W\001\003Y\001\003Z\001\003]\001\003^\001\003a\001\003b\001"
-        "\000m\001\000n\001\001o\001\000q\001\000r\001\001s\001\000u\001\000v\001"
-        "\002y\001\002z\001\003}\001\003~\001\000\211\001\000\212\001\001\213\001\000\215\001"
-        "\000\216\001\001\217\001\000\221\001\000\222\001\002\225\001\002\226\001\003\231\001\003\232\001"
-        "\000\301\001\001\302\001\000\305\001\001\306\001\000\311\001\002\315\001\003\321\001\003\335\001"
-        "\001\336\001\003\341\001\001\342\001\003\345\001\003\351\001\003\355\001\000\371\001\001\372\001"
-        "\000\375\001\001\376\001\000\001\002\002\005\002\003\011\002\000\025\002\001\026\002\000\031\002"
-        "\001\032\002\000\035\002\002!\002\003%\002\000M\002\000N\002\000Q\002\000R\002"
-        "\000U\002\000V\002\002Y\002\002Z\002\003]\002\003^\002\003i\002\003j\002"
-        "\003m\002\003n\002\003q\002\003r\002\003u\002\003v\002\003y\002\003z\002"
-        "\000\205\002\000\206\002\000\211\002\000\212\002\000\215\002\000\216\002\002\221\002\002\222\002"
-        "\003\225\002\003\226\002\000\241\002\000\242\002\000\245\002\000\246\002\000\251\002\000\252\002"
-        "\002\255\002\002\256\002\003\261\002\003\262\002\000\331\002\000\332\002\000\335\002\000\336\002"
-        "\000\341\002\000\342\002\002\345\002\002\346\002\003\351\002\003\352\002\003\365\002\003\366\002"
-        "\003\371\002\003\372\002\003\375\002\003\376\002\003\001\003\003\002\003\003\005\003\003\006\003"
-        "\000\021\003\000\022\003\000\025\003\000\026\003\000\031\003\000\032\003\002\035\003\002\036\003"
-        "\003!\003\003\"\003\000-\003\000.\003\0001\003\0002\003\0005\003\0006\003"
-        "\0029\003\002:\003\003=\003\003>\003\000e\003\000f\003\001g\003\000i\003"
-        "\000j\003\001k\003\000m\003\000n\003\002q\003\002r\003\003u\003\003v\003"
-        "\003\201\003\003\202\003\001\203\003\003\205\003\003\206\003\001\207\003\003\211\003\003\212\003"
-        "\003\215\003\003\216\003\003\221\003\003\222\003\000\235\003\000\236\003\001\237\003\000\241\003"
-        "\000\242\003\001\243\003\000\245\003\000\246\003\002\251\003\002\252\003\003\255\003\003\256\003"
-        "\000\271\003\000\272\003\001\273\003\000\275\003\000\276\003\001\277\003\000\301\003\000\302\003"
-        "\002\305\003\002\306\003\003\311\003\003\312\003\000\361\003\001\362\003\000\365\003\001\366\003"
-        "\000\371\003\002\375\003\003\001\004\003\015\004\001\016\004\003\021\004\001\022\004\003\025\004"
-        "\003\031\004\003\035\004\000)\004\001*\004\000-\004\001.\004\0001\004\0025\004"
-        "\0039\004\000E\004\001F\004\000I\004\001J\004\000M\004\002Q\004\003U\004"
-        "\000}\004\000~\004\000\201\004\000\202\004\000\205\004\000\206\004\002\211\004\002\212\004"
-        "\003\215\004\003\216\004\003\231\004\003\232\004\003\235\004\003\236\004\003\241\004\003\242\004"
-        "\003\245\004\003\246\004\003\251\004\003\252\004\000\265\004\000\266\004\000\271\004\000\272\004"
-        "\000\275\004\000\276\004\002\301\004\002\302\004\003\305\004\003\306\004\000\321\004\000\322\004"
-        "\000\325\004\000\326\004\000\331\004\000\332\004\002\335\004\002\336\004\003\341\004\003\342\004"
-        "\000\011\005\000\012\005\000\015\005\000\016\005\000\021\005\000\022\005\002\025\005\002\026\005"
-        "\003\031\005\003\032\005\003%\005\003&\005\003)\005\003*\005\003-\005\003.\005"
-        "\0031\005\0032\005\0035\005\0036\005\000A\005\000B\005\000E\005\000F\005"
-        "\000I\005\000J\005\002M\005\002N\005\003Q\005\003R\005\000]\005\000^\005"
-        "\000a\005\000b\005\000e\005\000f\005\002i\005\002j\005\003m\005\003n\005"
-        "\000\225\005\000\226\005\001\227\005\000\231\005\000\232\005\001\233\005\000\235\005\000\236\005"
-        "\002\241\005\002\242\005\003\245\005\003\246\005\003\261\005\003\262\005\001\263\005\003\265\005"
-        "\003\266\005\001\267\005\003\271\005\003\272\005\003\275\005\003\276\005\003\301\005\003\302\005"
-        "\000\315\005\000\316\005\001\317\005\000\321\005\000\322\005\001\323\005\000\325\005\000\326\005"
-        "\002\331\005\002\332\005\003\335\005\003\336\005\000\351\005\000\352\005\001\353\005\000\355\005"
-        "\000\356\005\001\357\005\000\361\005\000\362\005\002\365\005\002\366\005\003\371\005\003\372\005"
-        "\000!\006\001\"\006\000%\006\001&\006\000)\006\002-\006\0031\006\003=\006"
-        "\001>\006\003A\006\001B\006\003E\006\003I\006\003M\006\000Y\006\001Z\006"
-        "\000]\006\001^\006\000a\006\002e\006\003i\006\000u\006\001v\006\000y\006"
-        "\001z\006\000}\006\002\201\006\003\205\006\000\255\006\000\256\006\001\257\006\000\261\006"
-        "\000\262\006\001\263\006\000\265\006\000\266\006\002\271\006\002\272\006\003\275\006\003\276\006"
-        "\003\311\006\003\312\006\001\313\006\003\315\006\003\316\006\001\317\006\003\321\006\003\322\006"
-        "\003\325\006\003\326\006\003\331\006\003\332\006\000\345\006\000\346\006\001\347\006\000\351\006"
-        "\000\352\006\001\353\006\000\355\006\000\356\006\002\361\006\002\362\006\003\365\006\003\366\006"
-        "\000\001\007\000\002\007\001\003\007\000\005\007\000\006\007\001\007\007\000\011\007\000\012\007"
-        "\002\015\007\002\016\007\003\021\007\003\022\007\0009\007\001:\007\000=\007\001>\007"
-        "\000A\007\002E\007\003I\007\003U\007\001V\007\003Y\007\001Z\007\003]\007"
-        "\003a\007\003e\007\000q\007\001r\007\000u\007\001v\007\000y\007\002}\007"
-        "\003\201\007\000\215\007\001\216\007\000\221\007\001\222\007\000\225\007\002\231\007\003\235\007";
+        "\000q\000\000r\000\000\201\000\000\202\000\000\221\000\000\222\000\002\241\000\002\242\000"
+        "\003\261\000\003\262\000\003\341\000\003\342\000\003\361\000\003\362\000\003\001\001\003\002\001"
+        "\003\021\001\003\022\001\003!\001\003\"\001\000Q\001\000R\001\000a\001\000b\001"
+        "\000q\001\000r\001\002\201\001\002\202\001\003\221\001\003\222\001\000\301\001\000\302\001"
+        "\000\321\001\000\322\001\000\341\001\000\342\001\002\361\001\002\362\001\003\001\002\003\002\002"
+        "\000\241\002\000\242\002\000\261\002\000\262\002\000\301\002\000\302\002\002\321\002\002\322\002"
+        "\003\341\002\003\342\002\003\021\003\003\022\003\003!\003\003\"\003\0031\003\0032\003"
+        "\003A\003\003B\003\003Q\003\003R\003\000\201\003\000\202\003\000\221\003\000\222\003"
+        "\000\241\003\000\242\003\002\261\003\002\262\003\003\301\003\003\302\003\000\361\003\000\362\003"
+        "\000\001\004\000\002\004\000\021\004\000\022\004\002!\004\002\"\004\0031\004\0032\004"
+        "\000\321\004\000\322\004\001\323\004\000\341\004\000\342\004\001\343\004\001\347\004\001\353\004"
+        "\001\357\004\000\361\004\000\362\004\002\001\005\002\002\005\003\021\005\003\022\005\003A\005"
+        "\003B\005\001C\005\003Q\005\003R\005\001S\005\001W\005\001[\005\001_\005"
+        "\003a\005\003b\005\003q\005\003r\005\003\201\005\003\202\005\000\261\005\000\262\005"
+        "\001\263\005\000\301\005\000\302\005\001\303\005\001\307\005\001\313\005\001\317\005\000\321\005"
+        "\000\322\005\002\341\005\002\342\005\003\361\005\003\362\005\000!\006\000\"\006\001#\006"
+        "\0001\006\0002\006\0013\006\0017\006\001;\006\001\?\006\000A\006\000B\006"
+        "\002Q\006\002R\006\003a\006\003b\006\000\001\007\001\002\007\000\021\007\001\022\007"
+        "\001\026\007\001\032\007\001\036\007\000!\007\0021\007\003A\007\003q\007\001r\007"
+        "\003\201\007\001\202\007\001\206\007\001\212\007\001\216\007\003\221\007\003\241\007\003\261\007"
+        "\000\341\007\001\342\007\000\361\007\001\362\007\001\366\007\001\372\007\001\376\007\000\001\010"
+        "\002\021\010\003!\010\000Q\010\001R\010\000a\010\001b\010\001f\010\001j\010"
+        "\001n\010\000q\010\002\201\010\003\221\010\000a\013\000b\013\000q\013\000r\013"
+        "\000\201\013\000\202\013\002\221\013\002\222\013\003\241\013\003\242\013\003\321\013\003\322\013"
+        "\003\341\013\003\342\013\003\361\013\003\362\013\003\001\014\003\002\014\003\021\014\003\022\014"
+        "\000A\014\000B\014\000Q\014\000R\014\000a\014\000b\014\002q\014\002r\014"
+        "\003\201\014\003\202\014\000\261\014\000\262\014\000\301\014\000\302\014\000\321\014\000\322\014"
+        "\002\341\014\002\342\014\003\361\014\003\362\014\000\221\015\000\222\015\000\241\015\000\242\015"
+        "\000\261\015\000\262\015\002\301\015\002\302\015\003\321\015\003\322\015\003\001\016\003\002\016"
+        "\003\021\016\003\022\016\003!\016\003\"\016\0031\016\0032\016\003A\016\003B\016"
+        "\000q\016\000r\016\000\201\016\000\202\016\000\221\016\000\222\016\002\241\016\002\242\016"
+        "\003\261\016\003\262\016\000\341\016\000\342\016\000\361\016\000\362\016\000\001\017\000\002\017"
+        "\002\021\017\002\022\017\003!\017\003\"\017\000\301\017\000\302\017\001\303\017\000\321\017"
+        "\000\322\017\001\323\017\001\327\017\001\333\017\001\337\017\000\341\017\000\342\017\002\361\017"
+        "\002\362\017\003\001\020\003\002\020\0031\020\0032\020\0013\020\003A\020\003B\020"
+        "\001C\020\001G\020\001K\020\001O\020\003Q\020\003R\020\003a\020\003b\020"
+        "\003q\020\003r\020\000\241\020\000\242\020\001\243\020\000\261\020\000\262\020\001\263\020"
+        "\001\267\020\001\273\020\001\277\020\000\301\020\000\302\020\002\321\020\002\322\020\003\341\020"
+        "\003\342\020\000\021\021\000\022\021\001\023\021\000!\021\000\"\021\001#\021\001'\021"
+        "\001+\021\001/\021\0001\021\0002\021\002A\021\002B\021\003Q\021\003R\021"
+        "\000\361\021\001\362\021\000\001\022\001\002\022\001\006\022\001\012\022\001\016\022\000\021\022"
+        "\002!\022\0031\022\003a\022\001b\022\003q\022\001r\022\001v\022\001z\022"
+        "\001~\022\003\201\022\003\221\022\003\241\022\000\321\022\001\322\022\000\341\022\001\342\022"
+        "\001\346\022\001\352\022\001\356\022\000\361\022\002\001\023\003\021\023\000A\023\001B\023"
+        "\000Q\023\001R\023\001V\023\001Z\023\001^\023\000a\023\002q\023\003\201\023"
+        "\000!\024\000\"\024\0001\024\0002\024\000A\024\000B\024\002Q\024\002R\024"
+        "\003a\024\003b\024\003\221\024\003\222\024\003\241\024\003\242\024\003\261\024\003\262\024"
+        "\003\301\024\003\302\024\003\321\024\003\322\024\000\001\025\000\002\025\000\021\025\000\022\025"
+        "\000!\025\000\"\025\0021\025\0022\025\003A\025\003B\025\000q\025\000r\025"
+        "\000\201\025\000\202\025\000\221\025\000\222\025\002\241\025\002\242\025\003\261\025\003\262\025"
+        "\000Q\026\000R\026\000a\026\000b\026\000q\026\000r\026\002\201\026\002\202\026"
+        "\003\221\026\003\222\026\003\301\026\003\302\026\003\321\026\003\322\026\003\341\026\003\342\026"
+        "\003\361\026\003\362\026\003\001\027\003\002\027\0001\027\0002\027\000A\027\000B\027"
+        "\000Q\027\000R\027\002a\027\002b\027\003q\027\003r\027\000\241\027\000\242\027"
+        "\000\261\027\000\262\027\000\301\027\000\302\027\002\321\027\002\322\027\003\341\027\003\342\027"
+        "\000\201\030\000\202\030\001\203\030\000\221\030\000\222\030\001\223\030\001\227\030\001\233\030"
+        "\001\237\030\000\241\030\000\242\030\002\261\030\002\262\030\003\301\030\003\302\030\003\361\030"
+        "\003\362\030\001\363\030\003\001\031\003\002\031\001\003\031\001\007\031\001\013\031\001\017\031"
+        "\003\021\031\003\022\031\003!\031\003\"\031\0031\031\0032\031\000a\031\000b\031"
+        "\001c\031\000q\031\000r\031\001s\031\001w\031\001{\031\001\177\031\000\201\031"
+        "\000\202\031\002\221\031\002\222\031\003\241\031\003\242\031\000\321\031\000\322\031\001\323\031"
+        "\000\341\031\000\342\031\001\343\031\001\347\031\001\353\031\001\357\031\000\361\031\000\362\031"
+        "\002\001\032\002\002\032\003\021\032\003\022\032\000\261\032\001\262\032\000\301\032\001\302\032"
+        "\001\306\032\001\312\032\001\316\032\000\321\032\002\341\032\003\361\032\003!\033\001\"\033"
+        "\0031\033\0012\033\0016\033\001:\033\001>\033\003A\033\003Q\033\003a\033"
+        "\000\221\033\001\222\033\000\241\033\001\242\033\001\246\033\001\252\033\001\256\033\000\261\033"
+        "\002\301\033\003\321\033\000\001\034\001\002\034\000\021\034\001\022\034\001\026\034\001\032\034"
+        "\001\036\034\000!\034\0021\034\003A\034\000\341\034\000\342\034\001\343\034\000\361\034"
+        "\000\362\034\001\363\034\001\367\034\001\373\034\001\377\034\000\001\035\000\002\035\002\021\035"
+        "\002\022\035\003!\035\003\"\035\003Q\035\003R\035\001S\035\003a\035\003b\035"
+        "\001c\035\001g\035\001k\035\001o\035\003q\035\003r\035\003\201\035\003\202\035"
+        "\003\221\035\003\222\035\000\301\035\000\302\035\001\303\035\000\321\035\000\322\035\001\323\035"
+        "\001\327\035\001\333\035\001\337\035\000\341\035\000\342\035\002\361\035\002\362\035\003\001\036"
+        "\003\002\036\0001\036\0002\036\0013\036\000A\036\000B\036\001C\036\001G\036"
+        "\001K\036\001O\036\000Q\036\000R\036\002a\036\002b\036\003q\036\003r\036"
+        "\000\021\037\001\022\037\000!\037\001\"\037\001&\037\001*\037\001.\037\0001\037"
+        "\002A\037\003Q\037\003\201\037\001\202\037\003\221\037\001\222\037\001\226\037\001\232\037"
+        "\001\236\037\003\241\037\003\261\037\003\301\037\000\361\037\001\362\037\000\001 \001\002 "
+        "\001\006 \001\012 \001\016 \000\021 \002! \0031 \000a \001b "
+        "\000q \001r \001v \001z \001~ \000\201 \002\221 \003\241 ";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
         {0x1fffff00ull, 1000, 88},
@@ -1118,28 +2045,29 @@ PTXGEN_PTX_DEVICE void ld_relaxed_v_forms0(PtxgenA0& v, PtxgenA1 a);
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = relaxed, cache = none, cache_hint = false, prefetch = none.
+ * Fixed by this wrapper: mmio = false, sem = relaxed, cop = none, nc = false, cache = none, cache_hint = false, prefetch = none.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
+ *   PtxgenEvictL2: evict_l2 (none, L2::evict_normal, L2::evict_first, L2::evict_last). an L2 eviction priority (256-bit loads only)
  *   PtxgenVec: vec (none, v2, v4, v8).
  * Operands:
  *   v: the loaded vector
  *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_vec PtxgenVec = load_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_evict_l2 PtxgenEvictL2 = load_evict_l2::none, load_vec PtxgenVec = load_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void ld_relaxed_v(
     PtxgenElem0 (&v)[PtxgenLength0],
-    detail::reg_t<detail::load_type_a(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, PtxgenVec, PtxgenType)> a
+    detail::reg_t<detail::load_type_a(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType)> a
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::ld_relaxed_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 7, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenVec))>;
+    using ptxgen_f = detail::form_of<detail::ld_relaxed_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 7, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenEvictL2)), 4, static_cast<long long>(PtxgenVec))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(detail::ld_relaxed_v_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenVec>::ok);
-    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, PtxgenVec, PtxgenType));
+    static_assert(detail::ld_relaxed_v_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenEvictL2, PtxgenVec>::ok);
+    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType));
     static_assert(detail::load_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: ld: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1155,56 +2083,135 @@ PTXGEN_PTX_DEVICE void ld_relaxed_v(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 280 forms of ld_acquire: form number * 256 + support class, by
+// The 780 forms of ld_acquire: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct ld_acquire_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\007\000\000\010\000\000\011\000\001\012\000\002\013\000\002\016\000\002\017\000\002\020\000"
-        "\002\021\000\002\022\000\000\025\000\000\026\000\000\027\000\001\030\000\002\031\000\000\034\000"
-        "\000\035\000\000\036\000\001\037\000\002 \000\000*\000\000+\000\000,\000\001-\000"
-        "\002.\000\0021\000\0022\000\0023\000\0024\000\0025\000\0008\000\0009\000"
-        "\000:\000\001;\000\002<\000\000\?\000\000@\000\000A\000\001B\000\002C\000"
-        "\000M\000\000N\000\000O\000\001P\000\002Q\000\002T\000\002U\000\002V\000"
-        "\002W\000\002X\000\000[\000\000\\\000\000]\000\001^\000\002_\000\000b\000"
-        "\000c\000\000d\000\001e\000\002f\000\000p\000\000q\000\000r\000\001s\000"
-        "\002t\000\002w\000\002x\000\002y\000\002z\000\002{\000\000~\000\000\177\000"
-        "\000\200\000\001\201\000\002\202\000\000\205\000\000\206\000\000\207\000\001\210\000\002\211\000"
-        "\000\223\000\000\224\000\000\225\000\001\226\000\002\227\000\002\232\000\002\233\000\002\234\000"
-        "\002\235\000\002\236\000\000\241\000\000\242\000\000\243\000\001\244\000\002\245\000\000\250\000"
-        "\000\251\000\000\252\000\001\253\000\002\254\000\000\266\000\000\267\000\000\270\000\001\271\000"
-        "\002\272\000\002\275\000\002\276\000\002\277\000\002\300\000\002\301\000\000\304\000\000\305\000"
-        "\000\306\000\001\307\000\002\310\000\000\313\000\000\314\000\000\315\000\001\316\000\002\317\000"
-        "\000\331\000\000\332\000\000\333\000\001\334\000\002\335\000\002\340\000\002\341\000\002\342\000"
-        "\002\343\000\002\344\000\000\347\000\000\350\000\000\351\000\001\352\000\002\353\000\000\356\000"
-        "\000\357\000\000\360\000\001\361\000\002\362\000\000\374\000\000\375\000\000\376\000\001\377\000"
-        "\002\000\001\002\003\001\002\004\001\002\005\001\002\006\001\002\007\001\000\012\001\000\013\001"
-        "\000\014\001\001\015\001\002\016\001\000\021\001\000\022\001\000\023\001\001\024\001\002\025\001"
-        "\000\037\001\000 \001\000!\001\001\"\001\002#\001\002&\001\002'\001\002(\001"
-        "\002)\001\002*\001\000-\001\000.\001\000/\001\0010\001\0021\001\0004\001"
-        "\0005\001\0006\001\0017\001\0028\001\000B\001\000C\001\000D\001\001E\001"
-        "\002F\001\002I\001\002J\001\002K\001\002L\001\002M\001\000P\001\000Q\001"
-        "\000R\001\001S\001\002T\001\000W\001\000X\001\000Y\001\001Z\001\002[\001"
-        "\000e\001\000f\001\000g\001\001h\001\002i\001\002l\001\002m\001\002n\001"
-        "\002o\001\002p\001\000s\001\000t\001\000u\001\001v\001\002w\001\000z\001"
-        "\000{\001\000|\001\001}\001\002~\001\000\210\001\000\211\001\000\212\001\001\213\001"
-        "\002\214\001\002\217\001\002\220\001\002\221\001\002\222\001\002\223\001\000\226\001\000\227\001"
-        "\000\230\001\001\231\001\002\232\001\000\235\001\000\236\001\000\237\001\001\240\001\002\241\001"
-        "\000\253\001\000\254\001\000\255\001\001\256\001\002\257\001\002\262\001\002\263\001\002\264\001"
-        "\002\265\001\002\266\001\000\271\001\000\272\001\000\273\001\001\274\001\002\275\001\000\300\001"
-        "\000\301\001\000\302\001\001\303\001\002\304\001\000\316\001\000\317\001\000\320\001\001\321\001"
-        "\002\322\001\002\325\001\002\326\001\002\327\001\002\330\001\002\331\001\000\334\001\000\335\001"
-        "\000\336\001\001\337\001\002\340\001\000\343\001\000\344\001\000\345\001\001\346\001\002\347\001";
+        "\000P\001\000\200\001\002\201\001\002\202\001\003\203\001\002\210\001\002\220\001\002\230\001"
+        "\002\240\001\002\250\001\000\260\001\005\340\001\006\020\002\006\240\002\006\320\002\006\321\002"
+        "\006\322\002\006\323\002\006\330\002\006\340\002\006\350\002\006\360\002\006\370\002\006\000\003"
+        "\0060\003\006`\003\000\360\003\000 \004\002!\004\002\"\004\003#\004\002(\004"
+        "\0020\004\0028\004\002@\004\002H\004\000P\004\005\200\004\006\260\004\000@\005"
+        "\000p\005\002q\005\002r\005\003s\005\002x\005\002\200\005\002\210\005\002\220\005"
+        "\002\230\005\000\240\005\005\320\005\006\000\006\000\340\007\000\020\010\002\021\010\002\022\010"
+        "\003\023\010\002\030\010\002 \010\002(\010\0020\010\0028\010\000@\010\005p\010"
+        "\006\240\010\0060\011\006`\011\006a\011\006b\011\006c\011\006h\011\006p\011"
+        "\006x\011\006\200\011\006\210\011\006\220\011\006\300\011\006\360\011\000\200\012\000\260\012"
+        "\002\261\012\002\262\012\003\263\012\002\270\012\002\300\012\002\310\012\002\320\012\002\330\012"
+        "\000\340\012\005\020\013\006@\013\000\320\013\000\000\014\002\001\014\002\002\014\003\003\014"
+        "\002\010\014\002\020\014\002\030\014\002 \014\002(\014\0000\014\005`\014\006\220\014"
+        "\000p\016\000\240\016\002\241\016\002\242\016\003\243\016\002\250\016\002\260\016\002\270\016"
+        "\002\300\016\002\310\016\000\320\016\005\000\017\0060\017\006\300\017\006\360\017\006\361\017"
+        "\006\362\017\006\363\017\006\370\017\006\000\020\006\010\020\006\020\020\006\030\020\006 \020"
+        "\006P\020\006\200\020\000\020\021\000@\021\002A\021\002B\021\003C\021\002H\021"
+        "\002P\021\002X\021\002`\021\002h\021\000p\021\005\240\021\006\320\021\000`\022"
+        "\000\220\022\002\221\022\002\222\022\003\223\022\002\230\022\002\240\022\002\250\022\002\260\022"
+        "\002\270\022\000\300\022\005\360\022\006 \023\000\000\025\0000\025\0021\025\0022\025"
+        "\0033\025\0028\025\002@\025\002H\025\002P\025\002X\025\000`\025\005\220\025"
+        "\006\300\025\006P\026\006\200\026\006\201\026\006\202\026\006\203\026\006\210\026\006\220\026"
+        "\006\230\026\006\240\026\006\250\026\006\260\026\006\340\026\006\020\027\000\240\027\000\320\027"
+        "\002\321\027\002\322\027\003\323\027\002\330\027\002\340\027\002\350\027\002\360\027\002\370\027"
+        "\000\000\030\0050\030\006`\030\000\360\030\000 \031\002!\031\002\"\031\003#\031"
+        "\002(\031\0020\031\0028\031\002@\031\002H\031\000P\031\005\200\031\006\260\031"
+        "\001\220\033\001\300\033\001\301\033\001\302\033\004\303\033\001\310\033\001\320\033\001\330\033"
+        "\001\340\033\001\350\033\001\360\033\001 \034\007P\034\007\340\034\007\020\035\007\021\035"
+        "\007\022\035\007\023\035\007\030\035\007 \035\007(\035\0070\035\0078\035\007@\035"
+        "\007p\035\007\240\035\0010\036\001`\036\001a\036\001b\036\004c\036\001h\036"
+        "\001p\036\001x\036\001\200\036\001\210\036\001\220\036\001\300\036\007\360\036\010\200\037"
+        "\010\260\037\010\261\037\010\262\037\011\263\037\010\270\037\010\300\037\010\310\037\010\320\037"
+        "\010\330\037\010\340\037\010\020 \012@ \000 \"\000P\"\002Q\"\002R\""
+        "\003S\"\002X\"\002`\"\002h\"\002p\"\002x\"\000\200\"\005\260\""
+        "\006\340\"\006p#\006\240#\006\241#\006\242#\006\243#\006\250#\006\260#"
+        "\006\270#\006\300#\006\310#\006\320#\006\000$\0060$\000\300$\000\360$"
+        "\002\361$\002\362$\003\363$\002\370$\002\000%\002\010%\002\020%\002\030%"
+        "\000 %\005P%\006\200%\000\020&\000@&\002A&\002B&\003C&"
+        "\002H&\002P&\002X&\002`&\002h&\000p&\005\240&\006\320&"
+        "\000\260(\000\340(\002\341(\002\342(\003\343(\002\350(\002\360(\002\370("
+        "\002\000)\002\010)\000\020)\005@)\006p)\006\000*\0060*\0061*"
+        "\0062*\0063*\0068*\006@*\006H*\006P*\006X*\006`*"
+        "\006\220*\006\300*\000P+\000\200+\002\201+\002\202+\003\203+\002\210+"
+        "\002\220+\002\230+\002\240+\002\250+\000\260+\005\340+\006\020,\000\240,"
+        "\000\320,\002\321,\002\322,\003\323,\002\330,\002\340,\002\350,\002\360,"
+        "\002\370,\000\000-\0050-\006`-\000@/\000p/\002q/\002r/"
+        "\003s/\002x/\002\200/\002\210/\002\220/\002\230/\000\240/\005\320/"
+        "\006\0000\006\2200\006\3000\006\3010\006\3020\006\3030\006\3100\006\3200"
+        "\006\3300\006\3400\006\3500\006\3600\006 1\006P1\000\3401\000\0202"
+        "\002\0212\002\0222\003\0232\002\0302\002 2\002(2\00202\00282"
+        "\000@2\005p2\006\2402\00003\000`3\002a3\002b3\003c3"
+        "\002h3\002p3\002x3\002\2003\002\2103\000\2203\005\3003\006\3603"
+        "\000\3205\000\0006\002\0016\002\0026\003\0036\002\0106\002\0206\002\0306"
+        "\002 6\002(6\00006\005`6\006\2206\006 7\006P7\006Q7"
+        "\006R7\006S7\006X7\006`7\006h7\006p7\006x7\006\2007"
+        "\006\2607\006\3407\000p8\000\2408\002\2418\002\2428\003\2438\002\2508"
+        "\002\2608\002\2708\002\3008\002\3108\000\3208\005\0009\00609\000\3009"
+        "\000\3609\002\3619\002\3629\003\3639\002\3709\002\000:\002\010:\002\020:"
+        "\002\030:\000 :\005P:\006\200:\000`<\000\220<\002\221<\002\222<"
+        "\003\223<\002\230<\002\240<\002\250<\002\260<\002\270<\000\300<\005\360<"
+        "\006 =\006\260=\006\340=\006\341=\006\342=\006\343=\006\350=\006\360="
+        "\006\370=\006\000>\006\010>\006\020>\006@>\006p>\000\000\?\0000\?"
+        "\0021\?\0022\?\0033\?\0028\?\002@\?\002H\?\002P\?\002X\?"
+        "\000`\?\005\220\?\006\300\?\000P@\000\200@\002\201@\002\202@\003\203@"
+        "\002\210@\002\220@\002\230@\002\240@\002\250@\000\260@\005\340@\006\020A"
+        "\000\360B\000 C\002!C\002\"C\003#C\002(C\0020C\0028C"
+        "\002@C\002HC\000PC\005\200C\006\260C\006@D\006pD\006qD"
+        "\006rD\006sD\006xD\006\200D\006\210D\006\220D\006\230D\006\240D"
+        "\006\320D\006\000E\000\220E\000\300E\002\301E\002\302E\003\303E\002\310E"
+        "\002\320E\002\330E\002\340E\002\350E\000\360E\005 F\006PF\000\340F"
+        "\000\020G\002\021G\002\022G\003\023G\002\030G\002 G\002(G\0020G"
+        "\0028G\000@G\005pG\006\240G\000\200I\000\260I\002\261I\002\262I"
+        "\003\263I\002\270I\002\300I\002\310I\002\320I\002\330I\000\340I\005\020J"
+        "\006@J\006\320J\006\000K\006\001K\006\002K\006\003K\006\010K\006\020K"
+        "\006\030K\006 K\006(K\0060K\006`K\006\220K\000 L\000PL"
+        "\002QL\002RL\003SL\002XL\002`L\002hL\002pL\002xL"
+        "\000\200L\005\260L\006\340L\000pM\000\240M\002\241M\002\242M\003\243M"
+        "\002\250M\002\260M\002\270M\002\300M\002\310M\000\320M\005\000N\0060N"
+        "\000\020P\000@P\002AP\002BP\003CP\002HP\002PP\002XP"
+        "\002`P\002hP\000pP\005\240P\006\320P\006`Q\006\220Q\006\221Q"
+        "\006\222Q\006\223Q\006\230Q\006\240Q\006\250Q\006\260Q\006\270Q\006\300Q"
+        "\006\360Q\006 R\000\260R\000\340R\002\341R\002\342R\003\343R\002\350R"
+        "\002\360R\002\370R\002\000S\002\010S\000\020S\005@S\006pS\000\000T"
+        "\0000T\0021T\0022T\0033T\0028T\002@T\002HT\002PT"
+        "\002XT\000`T\005\220T\006\300T\000\240V\000\320V\002\321V\002\322V"
+        "\003\323V\002\330V\002\340V\002\350V\002\360V\002\370V\000\000W\0050W"
+        "\006`W\006\360W\006 X\006!X\006\"X\006#X\006(X\0060X"
+        "\0068X\006@X\006HX\006PX\006\200X\006\260X\000@Y\000pY"
+        "\002qY\002rY\003sY\002xY\002\200Y\002\210Y\002\220Y\002\230Y"
+        "\000\240Y\005\320Y\006\000Z\000\220Z\000\300Z\002\301Z\002\302Z\003\303Z"
+        "\002\310Z\002\320Z\002\330Z\002\340Z\002\350Z\000\360Z\005 [\006P["
+        "\0000]\000`]\002a]\002b]\003c]\002h]\002p]\002x]"
+        "\002\200]\002\210]\000\220]\005\300]\006\360]\006\200^\006\260^\006\261^"
+        "\006\262^\006\263^\006\270^\006\300^\006\310^\006\320^\006\330^\006\340^"
+        "\006\020_\006@_\000\320_\000\000`\002\001`\002\002`\003\003`\002\010`"
+        "\002\020`\002\030`\002 `\002(`\0000`\005``\006\220`\000 a"
+        "\000Pa\002Qa\002Ra\003Sa\002Xa\002`a\002ha\002pa"
+        "\002xa\000\200a\005\260a\006\340a";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 83},
+        {0x1fffffffull, 750, 74},
+        {0x1ffffffeull, 800, 74},
+        {0x1ffffffeull, 800, 83},
         {0x1fffffffull, 750, 78},
         {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 83},
+        {0x1fffffffull, 750, 84},
+        {0x1ffffffeull, 800, 84},
+        {0x1fffffc0ull, 900, 84},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_ld_acquire_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_ld_acquire_is_only_on_sm_75_and_later_from_ptx_isa_8_3,
+        &ptxgen_unsupported_target_ld_acquire_is_only_on_sm_75_and_later_from_ptx_isa_7_4,
+        &ptxgen_unsupported_target_ld_acquire_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        &ptxgen_unsupported_target_ld_acquire_is_only_on_sm_80_and_later_from_ptx_isa_8_3,
         &ptxgen_unsupported_target_ld_acquire_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
         &ptxgen_unsupported_target_ld_acquire_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_ld_acquire_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
+        &ptxgen_unsupported_target_ld_acquire_is_only_on_sm_75_and_later_from_ptx_isa_8_4,
+        &ptxgen_unsupported_target_ld_acquire_is_only_on_sm_80_and_later_from_ptx_isa_8_4,
+        &ptxgen_unsupported_target_ld_acquire_is_only_on_sm_90_and_later_from_ptx_isa_8_4,
     };
 };
 // Their asm statements, by position in that table (ld_st.forms.hpp).
@@ -1217,25 +2224,30 @@ PTXGEN_PTX_DEVICE void ld_acquire_forms0(PtxgenA0& d, PtxgenA1 a);
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = acquire, cache = none, cache_hint = false, prefetch = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = acquire, cop = none, nc = false, evict_l2 = none, vec = none.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
+ *   PtxgenCache: cache (none, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). an L1 eviction priority (written after .nc, as ld.global.nc.L1::evict_last)
+ *   PtxgenCacheHint: cache_hint (true / false). the load takes a 64-bit cache policy (createpolicy)
+ *   PtxgenPrefetch: prefetch (none, L2::64B, L2::128B, L2::256B).
  * Operands:
  *   d: the loaded value (returned; 8-bit and .s16 loads widened to 32 bits)
  *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, load_vec::none, PtxgenType)> ld_acquire(
-    detail::reg_t<detail::load_type_a(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, load_vec::none, PtxgenType)> a
+template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_acquire(
+    detail::reg_t<detail::load_type_a(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a
 ) {
-    detail::reg_t<detail::load_type_d(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, load_vec::none, PtxgenType)> d{};
+    detail::reg_t<detail::load_type_d(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::ld_acquire_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 7, static_cast<long long>(PtxgenSpace))>;
+    using ptxgen_f = detail::form_of<detail::ld_acquire_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 7, static_cast<long long>(PtxgenSpace)), 6, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(detail::ld_relaxed_checks<PtxgenType, PtxgenScope, PtxgenSpace>::ok);
+    static_assert(detail::ld_relaxed_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch>::ok);
+    static_assert(!(PtxgenCacheHint),
+                  "ptxgen: ld: operand cache_policy is required when cache_hint = true");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: ld: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1251,80 +2263,172 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::acquire, PtxgenSco
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 544 forms of ld_acquire_v: form number * 256 + support class, by
+// The 60 forms of ld_acquire: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct ld_acquire_forms1_table {
+    static constexpr int width = 3;
+    static constexpr char table[] =
+        "\000\204\001\002\324\002\000$\004\000t\005\000\024\010\002d\011\000\264\012\000\004\014"
+        "\000\244\016\002\364\017\000D\021\000\224\022\0004\025\002\204\026\000\324\027\000$\031"
+        "\001\304\033\003\024\035\001d\036\004\264\037\000T\"\002\244#\000\364$\000D&"
+        "\000\344(\0024*\000\204+\000\324,\000t/\002\3040\000\0242\000d3"
+        "\000\0046\002T7\000\2448\000\3649\000\224<\002\344=\0004\?\000\204@"
+        "\000$C\002tD\000\304E\000\024G\000\264I\002\004K\000TL\000\244M"
+        "\000DP\002\224Q\000\344R\0004T\000\324V\002$X\000tY\000\304Z"
+        "\000d]\002\264^\000\004`\000Ta";
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 74},
+        {0x1ffffffeull, 800, 83},
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 83},
+        {0x1ffffffeull, 800, 84},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_ld_acquire_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        &ptxgen_unsupported_target_ld_acquire_is_only_on_sm_80_and_later_from_ptx_isa_8_3,
+        &ptxgen_unsupported_target_ld_acquire_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_ld_acquire_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
+        &ptxgen_unsupported_target_ld_acquire_is_only_on_sm_80_and_later_from_ptx_isa_8_4,
+    };
+};
+// Their asm statements, by position in that table (ld_st.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void ld_acquire_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 cache_policy);
+
+}  // namespace detail
+#endif
+
+/**
+ * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
+ *
+ * Fixed by this wrapper: mmio = false, sem = acquire, cop = none, nc = false, evict_l2 = none, vec = none.
+ * Template parameters:
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
+ *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
+ *   PtxgenCache: cache (none, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). an L1 eviction priority (written after .nc, as ld.global.nc.L1::evict_last)
+ *   PtxgenCacheHint: cache_hint (true / false). the load takes a 64-bit cache policy (createpolicy)
+ *   PtxgenPrefetch: prefetch (none, L2::64B, L2::128B, L2::256B).
+ * Operands:
+ *   d: the loaded value (returned; 8-bit and .s16 loads widened to 32 bits)
+ *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
+ *   cache_policy: the cache policy (createpolicy)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_acquire(
+    detail::reg_t<detail::load_type_a(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> a,
+    std::uint64_t cache_policy
+) {
+    detail::reg_t<detail::load_type_d(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::ld_acquire_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 7, static_cast<long long>(PtxgenSpace)), 6, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenPrefetch))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::ld_relaxed_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch>::ok);
+    static_assert(PtxgenCacheHint,
+                  "ptxgen: ld: operand cache_policy is only allowed when cache_hint = true");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: ld: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::ld_acquire_forms1<ptxgen_f::index>(d, a, cache_policy);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 640 forms of ld_acquire_v: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct ld_acquire_v_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\035\000\000\036\000\000!\000\000\"\000\000%\000\000&\000\002)\000\002*\000"
-        "\003-\000\003.\000\0039\000\003:\000\003=\000\003>\000\003A\000\003B\000"
-        "\003E\000\003F\000\003I\000\003J\000\000U\000\000V\000\000Y\000\000Z\000"
-        "\000]\000\000^\000\002a\000\002b\000\003e\000\003f\000\000q\000\000r\000"
-        "\000u\000\000v\000\000y\000\000z\000\002}\000\002~\000\003\201\000\003\202\000"
-        "\000\251\000\000\252\000\000\255\000\000\256\000\000\261\000\000\262\000\002\265\000\002\266\000"
-        "\003\271\000\003\272\000\003\305\000\003\306\000\003\311\000\003\312\000\003\315\000\003\316\000"
-        "\003\321\000\003\322\000\003\325\000\003\326\000\000\341\000\000\342\000\000\345\000\000\346\000"
-        "\000\351\000\000\352\000\002\355\000\002\356\000\003\361\000\003\362\000\000\375\000\000\376\000"
-        "\000\001\001\000\002\001\000\005\001\000\006\001\002\011\001\002\012\001\003\015\001\003\016\001"
-        "\0005\001\0006\001\0017\001\0009\001\000:\001\001;\001\000=\001\000>\001"
-        "\002A\001\002B\001\003E\001\003F\001\003Q\001\003R\001\001S\001\003U\001"
-        "\003V\001\001W\001\003Y\001\003Z\001\003]\001\003^\001\003a\001\003b\001"
-        "\000m\001\000n\001\001o\001\000q\001\000r\001\001s\001\000u\001\000v\001"
-        "\002y\001\002z\001\003}\001\003~\001\000\211\001\000\212\001\001\213\001\000\215\001"
-        "\000\216\001\001\217\001\000\221\001\000\222\001\002\225\001\002\226\001\003\231\001\003\232\001"
-        "\000\301\001\001\302\001\000\305\001\001\306\001\000\311\001\002\315\001\003\321\001\003\335\001"
-        "\001\336\001\003\341\001\001\342\001\003\345\001\003\351\001\003\355\001\000\371\001\001\372\001"
-        "\000\375\001\001\376\001\000\001\002\002\005\002\003\011\002\000\025\002\001\026\002\000\031\002"
-        "\001\032\002\000\035\002\002!\002\003%\002\000M\002\000N\002\000Q\002\000R\002"
-        "\000U\002\000V\002\002Y\002\002Z\002\003]\002\003^\002\003i\002\003j\002"
-        "\003m\002\003n\002\003q\002\003r\002\003u\002\003v\002\003y\002\003z\002"
-        "\000\205\002\000\206\002\000\211\002\000\212\002\000\215\002\000\216\002\002\221\002\002\222\002"
-        "\003\225\002\003\226\002\000\241\002\000\242\002\000\245\002\000\246\002\000\251\002\000\252\002"
-        "\002\255\002\002\256\002\003\261\002\003\262\002\000\331\002\000\332\002\000\335\002\000\336\002"
-        "\000\341\002\000\342\002\002\345\002\002\346\002\003\351\002\003\352\002\003\365\002\003\366\002"
-        "\003\371\002\003\372\002\003\375\002\003\376\002\003\001\003\003\002\003\003\005\003\003\006\003"
-        "\000\021\003\000\022\003\000\025\003\000\026\003\000\031\003\000\032\003\002\035\003\002\036\003"
-        "\003!\003\003\"\003\000-\003\000.\003\0001\003\0002\003\0005\003\0006\003"
-        "\0029\003\002:\003\003=\003\003>\003\000e\003\000f\003\001g\003\000i\003"
-        "\000j\003\001k\003\000m\003\000n\003\002q\003\002r\003\003u\003\003v\003"
-        "\003\201\003\003\202\003\001\203\003\003\205\003\003\206\003\001\207\003\003\211\003\003\212\003"
-        "\003\215\003\003\216\003\003\221\003\003\222\003\000\235\003\000\236\003\001\237\003\000\241\003"
-        "\000\242\003\001\243\003\000\245\003\000\246\003\002\251\003\002\252\003\003\255\003\003\256\003"
-        "\000\271\003\000\272\003\001\273\003\000\275\003\000\276\003\001\277\003\000\301\003\000\302\003"
-        "\002\305\003\002\306\003\003\311\003\003\312\003\000\361\003\001\362\003\000\365\003\001\366\003"
-        "\000\371\003\002\375\003\003\001\004\003\015\004\001\016\004\003\021\004\001\022\004\003\025\004"
-        "\003\031\004\003\035\004\000)\004\001*\004\000-\004\001.\004\0001\004\0025\004"
-        "\0039\004\000E\004\001F\004\000I\004\001J\004\000M\004\002Q\004\003U\004"
-        "\000}\004\000~\004\000\201\004\000\202\004\000\205\004\000\206\004\002\211\004\002\212\004"
-        "\003\215\004\003\216\004\003\231\004\003\232\004\003\235\004\003\236\004\003\241\004\003\242\004"
-        "\003\245\004\003\246\004\003\251\004\003\252\004\000\265\004\000\266\004\000\271\004\000\272\004"
-        "\000\275\004\000\276\004\002\301\004\002\302\004\003\305\004\003\306\004\000\321\004\000\322\004"
-        "\000\325\004\000\326\004\000\331\004\000\332\004\002\335\004\002\336\004\003\341\004\003\342\004"
-        "\000\011\005\000\012\005\000\015\005\000\016\005\000\021\005\000\022\005\002\025\005\002\026\005"
-        "\003\031\005\003\032\005\003%\005\003&\005\003)\005\003*\005\003-\005\003.\005"
-        "\0031\005\0032\005\0035\005\0036\005\000A\005\000B\005\000E\005\000F\005"
-        "\000I\005\000J\005\002M\005\002N\005\003Q\005\003R\005\000]\005\000^\005"
-        "\000a\005\000b\005\000e\005\000f\005\002i\005\002j\005\003m\005\003n\005"
-        "\000\225\005\000\226\005\001\227\005\000\231\005\000\232\005\001\233\005\000\235\005\000\236\005"
-        "\002\241\005\002\242\005\003\245\005\003\246\005\003\261\005\003\262\005\001\263\005\003\265\005"
-        "\003\266\005\001\267\005\003\271\005\003\272\005\003\275\005\003\276\005\003\301\005\003\302\005"
-        "\000\315\005\000\316\005\001\317\005\000\321\005\000\322\005\001\323\005\000\325\005\000\326\005"
-        "\002\331\005\002\332\005\003\335\005\003\336\005\000\351\005\000\352\005\001\353\005\000\355\005"
-        "\000\356\005\001\357\005\000\361\005\000\362\005\002\365\005\002\366\005\003\371\005\003\372\005"
-        "\000!\006\001\"\006\000%\006\001&\006\000)\006\002-\006\0031\006\003=\006"
-        "\001>\006\003A\006\001B\006\003E\006\003I\006\003M\006\000Y\006\001Z\006"
-        "\000]\006\001^\006\000a\006\002e\006\003i\006\000u\006\001v\006\000y\006"
-        "\001z\006\000}\006\002\201\006\003\205\006\000\255\006\000\256\006\001\257\006\000\261\006"
-        "\000\262\006\001\263\006\000\265\006\000\266\006\002\271\006\002\272\006\003\275\006\003\276\006"
-        "\003\311\006\003\312\006\001\313\006\003\315\006\003\316\006\001\317\006\003\321\006\003\322\006"
-        "\003\325\006\003\326\006\003\331\006\003\332\006\000\345\006\000\346\006\001\347\006\000\351\006"
-        "\000\352\006\001\353\006\000\355\006\000\356\006\002\361\006\002\362\006\003\365\006\003\366\006"
-        "\000\001\007\000\002\007\001\003\007\000\005\007\000\006\007\001\007\007\000\011\007\000\012\007"
-        "\002\015\007\002\016\007\003\021\007\003\022\007\0009\007\001:\007\000=\007\001>\007"
-        "\000A\007\002E\007\003I\007\003U\007\001V\007\003Y\007\001Z\007\003]\007"
-        "\003a\007\003e\007\000q\007\001r\007\000u\007\001v\007\000y\007\002}\007"
-        "\003\201\007\000\215\007\001\216\007\000\221\007\001\222\007\000\225\007\002\231\007\003\235\007";
+        "\000q\000\000r\000\000\201\000\000\202\000\000\221\000\000\222\000\002\241\000\002\242\000"
+        "\003\261\000\003\262\000\003\341\000\003\342\000\003\361\000\003\362\000\003\001\001\003\002\001"
+        "\003\021\001\003\022\001\003!\001\003\"\001\000Q\001\000R\001\000a\001\000b\001"
+        "\000q\001\000r\001\002\201\001\002\202\001\003\221\001\003\222\001\000\301\001\000\302\001"
+        "\000\321\001\000\322\001\000\341\001\000\342\001\002\361\001\002\362\001\003\001\002\003\002\002"
+        "\000\241\002\000\242\002\000\261\002\000\262\002\000\301\002\000\302\002\002\321\002\002\322\002"
+        "\003\341\002\003\342\002\003\021\003\003\022\003\003!\003\003\"\003\0031\003\0032\003"
+        "\003A\003\003B\003\003Q\003\003R\003\000\201\003\000\202\003\000\221\003\000\222\003"
+        "\000\241\003\000\242\003\002\261\003\002\262\003\003\301\003\003\302\003\000\361\003\000\362\003"
+        "\000\001\004\000\002\004\000\021\004\000\022\004\002!\004\002\"\004\0031\004\0032\004"
+        "\000\321\004\000\322\004\001\323\004\000\341\004\000\342\004\001\343\004\001\347\004\001\353\004"
+        "\001\357\004\000\361\004\000\362\004\002\001\005\002\002\005\003\021\005\003\022\005\003A\005"
+        "\003B\005\001C\005\003Q\005\003R\005\001S\005\001W\005\001[\005\001_\005"
+        "\003a\005\003b\005\003q\005\003r\005\003\201\005\003\202\005\000\261\005\000\262\005"
+        "\001\263\005\000\301\005\000\302\005\001\303\005\001\307\005\001\313\005\001\317\005\000\321\005"
+        "\000\322\005\002\341\005\002\342\005\003\361\005\003\362\005\000!\006\000\"\006\001#\006"
+        "\0001\006\0002\006\0013\006\0017\006\001;\006\001\?\006\000A\006\000B\006"
+        "\002Q\006\002R\006\003a\006\003b\006\000\001\007\001\002\007\000\021\007\001\022\007"
+        "\001\026\007\001\032\007\001\036\007\000!\007\0021\007\003A\007\003q\007\001r\007"
+        "\003\201\007\001\202\007\001\206\007\001\212\007\001\216\007\003\221\007\003\241\007\003\261\007"
+        "\000\341\007\001\342\007\000\361\007\001\362\007\001\366\007\001\372\007\001\376\007\000\001\010"
+        "\002\021\010\003!\010\000Q\010\001R\010\000a\010\001b\010\001f\010\001j\010"
+        "\001n\010\000q\010\002\201\010\003\221\010\000a\013\000b\013\000q\013\000r\013"
+        "\000\201\013\000\202\013\002\221\013\002\222\013\003\241\013\003\242\013\003\321\013\003\322\013"
+        "\003\341\013\003\342\013\003\361\013\003\362\013\003\001\014\003\002\014\003\021\014\003\022\014"
+        "\000A\014\000B\014\000Q\014\000R\014\000a\014\000b\014\002q\014\002r\014"
+        "\003\201\014\003\202\014\000\261\014\000\262\014\000\301\014\000\302\014\000\321\014\000\322\014"
+        "\002\341\014\002\342\014\003\361\014\003\362\014\000\221\015\000\222\015\000\241\015\000\242\015"
+        "\000\261\015\000\262\015\002\301\015\002\302\015\003\321\015\003\322\015\003\001\016\003\002\016"
+        "\003\021\016\003\022\016\003!\016\003\"\016\0031\016\0032\016\003A\016\003B\016"
+        "\000q\016\000r\016\000\201\016\000\202\016\000\221\016\000\222\016\002\241\016\002\242\016"
+        "\003\261\016\003\262\016\000\341\016\000\342\016\000\361\016\000\362\016\000\001\017\000\002\017"
+        "\002\021\017\002\022\017\003!\017\003\"\017\000\301\017\000\302\017\001\303\017\000\321\017"
+        "\000\322\017\001\323\017\001\327\017\001\333\017\001\337\017\000\341\017\000\342\017\002\361\017"
+        "\002\362\017\003\001\020\003\002\020\0031\020\0032\020\0013\020\003A\020\003B\020"
+        "\001C\020\001G\020\001K\020\001O\020\003Q\020\003R\020\003a\020\003b\020"
+        "\003q\020\003r\020\000\241\020\000\242\020\001\243\020\000\261\020\000\262\020\001\263\020"
+        "\001\267\020\001\273\020\001\277\020\000\301\020\000\302\020\002\321\020\002\322\020\003\341\020"
+        "\003\342\020\000\021\021\000\022\021\001\023\021\000!\021\000\"\021\001#\021\001'\021"
+        "\001+\021\001/\021\0001\021\0002\021\002A\021\002B\021\003Q\021\003R\021"
+        "\000\361\021\001\362\021\000\001\022\001\002\022\001\006\022\001\012\022\001\016\022\000\021\022"
+        "\002!\022\0031\022\003a\022\001b\022\003q\022\001r\022\001v\022\001z\022"
+        "\001~\022\003\201\022\003\221\022\003\241\022\000\321\022\001\322\022\000\341\022\001\342\022"
+        "\001\346\022\001\352\022\001\356\022\000\361\022\002\001\023\003\021\023\000A\023\001B\023"
+        "\000Q\023\001R\023\001V\023\001Z\023\001^\023\000a\023\002q\023\003\201\023"
+        "\000!\024\000\"\024\0001\024\0002\024\000A\024\000B\024\002Q\024\002R\024"
+        "\003a\024\003b\024\003\221\024\003\222\024\003\241\024\003\242\024\003\261\024\003\262\024"
+        "\003\301\024\003\302\024\003\321\024\003\322\024\000\001\025\000\002\025\000\021\025\000\022\025"
+        "\000!\025\000\"\025\0021\025\0022\025\003A\025\003B\025\000q\025\000r\025"
+        "\000\201\025\000\202\025\000\221\025\000\222\025\002\241\025\002\242\025\003\261\025\003\262\025"
+        "\000Q\026\000R\026\000a\026\000b\026\000q\026\000r\026\002\201\026\002\202\026"
+        "\003\221\026\003\222\026\003\301\026\003\302\026\003\321\026\003\322\026\003\341\026\003\342\026"
+        "\003\361\026\003\362\026\003\001\027\003\002\027\0001\027\0002\027\000A\027\000B\027"
+        "\000Q\027\000R\027\002a\027\002b\027\003q\027\003r\027\000\241\027\000\242\027"
+        "\000\261\027\000\262\027\000\301\027\000\302\027\002\321\027\002\322\027\003\341\027\003\342\027"
+        "\000\201\030\000\202\030\001\203\030\000\221\030\000\222\030\001\223\030\001\227\030\001\233\030"
+        "\001\237\030\000\241\030\000\242\030\002\261\030\002\262\030\003\301\030\003\302\030\003\361\030"
+        "\003\362\030\001\363\030\003\001\031\003\002\031\001\003\031\001\007\031\001\013\031\001\017\031"
+        "\003\021\031\003\022\031\003!\031\003\"\031\0031\031\0032\031\000a\031\000b\031"
+        "\001c\031\000q\031\000r\031\001s\031\001w\031\001{\031\001\177\031\000\201\031"
+        "\000\202\031\002\221\031\002\222\031\003\241\031\003\242\031\000\321\031\000\322\031\001\323\031"
+        "\000\341\031\000\342\031\001\343\031\001\347\031\001\353\031\001\357\031\000\361\031\000\362\031"
+        "\002\001\032\002\002\032\003\021\032\003\022\032\000\261\032\001\262\032\000\301\032\001\302\032"
+        "\001\306\032\001\312\032\001\316\032\000\321\032\002\341\032\003\361\032\003!\033\001\"\033"
+        "\0031\033\0012\033\0016\033\001:\033\001>\033\003A\033\003Q\033\003a\033"
+        "\000\221\033\001\222\033\000\241\033\001\242\033\001\246\033\001\252\033\001\256\033\000\261\033"
+        "\002\301\033\003\321\033\000\001\034\001\002\034\000\021\034\001\022\034\001\026\034\001\032\034"
+        "\001\036\034\000!\034\0021\034\003A\034\000\341\034\000\342\034\001\343\034\000\361\034"
+        "\000\362\034\001\363\034\001\367\034\001\373\034\001\377\034\000\001\035\000\002\035\002\021\035"
+        "\002\022\035\003!\035\003\"\035\003Q\035\003R\035\001S\035\003a\035\003b\035"
+        "\001c\035\001g\035\001k\035\001o\035\003q\035\003r\035\003\201\035\003\202\035"
+        "\003\221\035\003\222\035\000\301\035\000\302\035\001\303\035\000\321\035\000\322\035\001\323\035"
+        "\001\327\035\001\333\035\001\337\035\000\341\035\000\342\035\002\361\035\002\362\035\003\001\036"
+        "\003\002\036\0001\036\0002\036\0013\036\000A\036\000B\036\001C\036\001G\036"
+        "\001K\036\001O\036\000Q\036\000R\036\002a\036\002b\036\003q\036\003r\036"
+        "\000\021\037\001\022\037\000!\037\001\"\037\001&\037\001*\037\001.\037\0001\037"
+        "\002A\037\003Q\037\003\201\037\001\202\037\003\221\037\001\222\037\001\226\037\001\232\037"
+        "\001\236\037\003\241\037\003\261\037\003\301\037\000\361\037\001\362\037\000\001 \001\002 "
+        "\001\006 \001\012 \001\016 \000\021 \002! \0031 \000a \001b "
+        "\000q \001r \001v \001z \001~ \000\201 \002\221 \003\241 ";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
         {0x1fffff00ull, 1000, 88},
@@ -1348,28 +2452,29 @@ PTXGEN_PTX_DEVICE void ld_acquire_v_forms0(PtxgenA0& v, PtxgenA1 a);
 /**
  * `ld`: load a register or a vector of registers from memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = acquire, cache = none, cache_hint = false, prefetch = none.
+ * Fixed by this wrapper: mmio = false, sem = acquire, cop = none, nc = false, cache = none, cache_hint = false, prefetch = none.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local, const). the state space; generic addressing when left out (.param is not offered)
+ *   PtxgenEvictL2: evict_l2 (none, L2::evict_normal, L2::evict_first, L2::evict_last). an L2 eviction priority (256-bit loads only)
  *   PtxgenVec: vec (none, v2, v4, v8).
  * Operands:
  *   v: the loaded vector
  *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_vec PtxgenVec = load_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_evict_l2 PtxgenEvictL2 = load_evict_l2::none, load_vec PtxgenVec = load_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void ld_acquire_v(
     PtxgenElem0 (&v)[PtxgenLength0],
-    detail::reg_t<detail::load_type_a(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, PtxgenVec, PtxgenType)> a
+    detail::reg_t<detail::load_type_a(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType)> a
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::ld_acquire_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 7, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenVec))>;
+    using ptxgen_f = detail::form_of<detail::ld_acquire_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 7, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenEvictL2)), 4, static_cast<long long>(PtxgenVec))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(detail::ld_relaxed_v_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenVec>::ok);
-    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, PtxgenVec, PtxgenType));
+    static_assert(detail::ld_relaxed_v_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenEvictL2, PtxgenVec>::ok);
+    static_assert(detail::load_v_element_type<detail::reg_or_t<detail::load_type_v(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::load_count_v(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType));
     static_assert(detail::load_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: ld: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1385,65 +2490,72 @@ PTXGEN_PTX_DEVICE void ld_acquire_v(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 336 forms of st: form number * 256 + support class, by
+// The 360 forms of st: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct st_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\002\000\000\004\000\000\006\000\000\010\000\001\012\000\001\014\000\001\016\000"
-        "\001\020\000\001\022\000\000\024\000\000\026\000\000\030\000\000\032\000\000\034\000\001\036\000"
-        "\001 \000\001\"\000\001$\000\001&\000\000(\000\002<\000\003P\000\000d\000"
-        "\000x\000\000z\000\000|\000\000~\000\000\200\000\001\202\000\001\204\000\001\206\000"
-        "\001\210\000\001\212\000\000\214\000\000\216\000\000\220\000\000\222\000\000\224\000\001\226\000"
-        "\001\230\000\001\232\000\001\234\000\001\236\000\000\240\000\002\264\000\003\310\000\000\334\000"
-        "\000\360\000\000\362\000\000\364\000\000\366\000\000\370\000\001\372\000\001\374\000\001\376\000"
-        "\001\000\001\001\002\001\000\004\001\000\006\001\000\010\001\000\012\001\000\014\001\001\016\001"
-        "\001\020\001\001\022\001\001\024\001\001\026\001\000\030\001\002,\001\003@\001\000T\001"
-        "\000h\001\000j\001\000l\001\000n\001\000p\001\001r\001\001t\001\001v\001"
-        "\001x\001\001z\001\000|\001\000~\001\000\200\001\000\202\001\000\204\001\001\206\001"
-        "\001\210\001\001\212\001\001\214\001\001\216\001\000\220\001\002\244\001\003\270\001\000\314\001"
-        "\000\340\001\000\342\001\000\344\001\000\346\001\000\350\001\001\352\001\001\354\001\001\356\001"
-        "\001\360\001\001\362\001\000\364\001\000\366\001\000\370\001\000\372\001\000\374\001\001\376\001"
-        "\001\000\002\001\002\002\001\004\002\001\006\002\000\010\002\002\034\002\0030\002\000D\002"
-        "\000X\002\000Z\002\000\\\002\000^\002\000`\002\001b\002\001d\002\001f\002"
-        "\001h\002\001j\002\000l\002\000n\002\000p\002\000r\002\000t\002\001v\002"
-        "\001x\002\001z\002\001|\002\001~\002\000\200\002\002\224\002\003\250\002\000\274\002"
-        "\000\320\002\000\322\002\000\324\002\000\326\002\000\330\002\001\332\002\001\334\002\001\336\002"
-        "\001\340\002\001\342\002\000\344\002\000\346\002\000\350\002\000\352\002\000\354\002\001\356\002"
-        "\001\360\002\001\362\002\001\364\002\001\366\002\000\370\002\002\014\003\003 \003\0004\003"
-        "\000H\003\000J\003\000L\003\000N\003\000P\003\001R\003\001T\003\001V\003"
-        "\001X\003\001Z\003\000\\\003\000^\003\000`\003\000b\003\000d\003\001f\003"
-        "\001h\003\001j\003\001l\003\001n\003\000p\003\002\204\003\003\230\003\000\254\003"
-        "\000\300\003\000\302\003\000\304\003\000\306\003\000\310\003\001\312\003\001\314\003\001\316\003"
-        "\001\320\003\001\322\003\000\324\003\000\326\003\000\330\003\000\332\003\000\334\003\001\336\003"
-        "\001\340\003\001\342\003\001\344\003\001\346\003\000\350\003\002\374\003\003\020\004\000$\004"
-        "\0008\004\000:\004\000<\004\000>\004\000@\004\001B\004\001D\004\001F\004"
-        "\001H\004\001J\004\000L\004\000N\004\000P\004\000R\004\000T\004\001V\004"
-        "\001X\004\001Z\004\001\\\004\001^\004\000`\004\002t\004\003\210\004\000\234\004"
-        "\000\260\004\000\262\004\000\264\004\000\266\004\000\270\004\001\272\004\001\274\004\001\276\004"
-        "\001\300\004\001\302\004\000\304\004\000\306\004\000\310\004\000\312\004\000\314\004\001\316\004"
-        "\001\320\004\001\322\004\001\324\004\001\326\004\000\330\004\002\354\004\003\000\005\000\024\005"
-        "\000(\005\000*\005\000,\005\000.\005\0000\005\0012\005\0014\005\0016\005"
-        "\0018\005\001:\005\000<\005\000>\005\000@\005\000B\005\000D\005\001F\005"
-        "\001H\005\001J\005\001L\005\001N\005\000P\005\002d\005\003x\005\000\214\005"
-        "\000\240\005\000\242\005\000\244\005\000\246\005\000\250\005\001\252\005\001\254\005\001\256\005"
-        "\001\260\005\001\262\005\000\264\005\000\266\005\000\270\005\000\272\005\000\274\005\001\276\005"
-        "\001\300\005\001\302\005\001\304\005\001\306\005\000\310\005\002\334\005\003\360\005\000\004\006"
-        "\000\030\006\000\032\006\000\034\006\000\036\006\000 \006\001\"\006\001$\006\001&\006"
-        "\001(\006\001*\006\000,\006\000.\006\0000\006\0002\006\0004\006\0016\006"
-        "\0018\006\001:\006\001<\006\001>\006\000@\006\002T\006\003h\006\000|\006";
+        "\000\000\000\000\002\000\000\004\000\000\006\000\000\010\000\002\012\000\002\014\000\002\016\000"
+        "\002\020\000\002\022\000\000\024\000\000\026\000\000\030\000\000\032\000\000\034\000\002\036\000"
+        "\002 \000\002\"\000\002$\000\002&\000\000(\000\003<\000\004P\000\000d\000"
+        "\000x\000\000z\000\000|\000\000~\000\000\200\000\002\202\000\002\204\000\002\206\000"
+        "\002\210\000\002\212\000\000\214\000\000\216\000\000\220\000\000\222\000\000\224\000\002\226\000"
+        "\002\230\000\002\232\000\002\234\000\002\236\000\000\240\000\003\264\000\004\310\000\000\334\000"
+        "\000\360\000\000\362\000\000\364\000\000\366\000\000\370\000\002\372\000\002\374\000\002\376\000"
+        "\002\000\001\002\002\001\000\004\001\000\006\001\000\010\001\000\012\001\000\014\001\002\016\001"
+        "\002\020\001\002\022\001\002\024\001\002\026\001\000\030\001\003,\001\004@\001\000T\001"
+        "\000h\001\000j\001\000l\001\000n\001\000p\001\002r\001\002t\001\002v\001"
+        "\002x\001\002z\001\000|\001\000~\001\000\200\001\000\202\001\000\204\001\002\206\001"
+        "\002\210\001\002\212\001\002\214\001\002\216\001\000\220\001\003\244\001\004\270\001\000\314\001"
+        "\001\340\001\001\342\001\001\344\001\001\346\001\001\350\001\001\352\001\001\354\001\001\356\001"
+        "\001\360\001\001\362\001\001\364\001\001\366\001\001\370\001\001\372\001\001\374\001\001\376\001"
+        "\001\000\002\001\002\002\001\004\002\001\006\002\001\010\002\001\034\002\0050\002\001D\002"
+        "\000X\002\000Z\002\000\\\002\000^\002\000`\002\002b\002\002d\002\002f\002"
+        "\002h\002\002j\002\000l\002\000n\002\000p\002\000r\002\000t\002\002v\002"
+        "\002x\002\002z\002\002|\002\002~\002\000\200\002\003\224\002\004\250\002\000\274\002"
+        "\000\320\002\000\322\002\000\324\002\000\326\002\000\330\002\002\332\002\002\334\002\002\336\002"
+        "\002\340\002\002\342\002\000\344\002\000\346\002\000\350\002\000\352\002\000\354\002\002\356\002"
+        "\002\360\002\002\362\002\002\364\002\002\366\002\000\370\002\003\014\003\004 \003\0004\003"
+        "\000H\003\000J\003\000L\003\000N\003\000P\003\002R\003\002T\003\002V\003"
+        "\002X\003\002Z\003\000\\\003\000^\003\000`\003\000b\003\000d\003\002f\003"
+        "\002h\003\002j\003\002l\003\002n\003\000p\003\003\204\003\004\230\003\000\254\003"
+        "\000\300\003\000\302\003\000\304\003\000\306\003\000\310\003\002\312\003\002\314\003\002\316\003"
+        "\002\320\003\002\322\003\000\324\003\000\326\003\000\330\003\000\332\003\000\334\003\002\336\003"
+        "\002\340\003\002\342\003\002\344\003\002\346\003\000\350\003\003\374\003\004\020\004\000$\004"
+        "\0008\004\000:\004\000<\004\000>\004\000@\004\002B\004\002D\004\002F\004"
+        "\002H\004\002J\004\000L\004\000N\004\000P\004\000R\004\000T\004\002V\004"
+        "\002X\004\002Z\004\002\\\004\002^\004\000`\004\003t\004\004\210\004\000\234\004"
+        "\000\260\004\000\262\004\000\264\004\000\266\004\000\270\004\002\272\004\002\274\004\002\276\004"
+        "\002\300\004\002\302\004\000\304\004\000\306\004\000\310\004\000\312\004\000\314\004\002\316\004"
+        "\002\320\004\002\322\004\002\324\004\002\326\004\000\330\004\003\354\004\004\000\005\000\024\005"
+        "\000(\005\000*\005\000,\005\000.\005\0000\005\0022\005\0024\005\0026\005"
+        "\0028\005\002:\005\000<\005\000>\005\000@\005\000B\005\000D\005\002F\005"
+        "\002H\005\002J\005\002L\005\002N\005\000P\005\003d\005\004x\005\000\214\005"
+        "\000\240\005\000\242\005\000\244\005\000\246\005\000\250\005\002\252\005\002\254\005\002\256\005"
+        "\002\260\005\002\262\005\000\264\005\000\266\005\000\270\005\000\272\005\000\274\005\002\276\005"
+        "\002\300\005\002\302\005\002\304\005\002\306\005\000\310\005\003\334\005\004\360\005\000\004\006"
+        "\000\030\006\000\032\006\000\034\006\000\036\006\000 \006\002\"\006\002$\006\002&\006"
+        "\002(\006\002*\006\000,\006\000.\006\0000\006\0002\006\0004\006\0026\006"
+        "\0028\006\002:\006\002<\006\002>\006\000@\006\003T\006\004h\006\000|\006"
+        "\000\220\006\000\222\006\000\224\006\000\226\006\000\230\006\002\232\006\002\234\006\002\236\006"
+        "\002\240\006\002\242\006\000\244\006\000\246\006\000\250\006\000\252\006\000\254\006\002\256\006"
+        "\002\260\006\002\262\006\002\264\006\002\266\006\000\270\006\003\314\006\004\340\006\000\364\006";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 83},
         {0x1fffffffull, 750, 74},
         {0x1fffffffull, 750, 78},
         {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 83},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_st_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_st_is_only_on_sm_75_and_later_from_ptx_isa_8_3,
         &ptxgen_unsupported_target_st_is_only_on_sm_75_and_later_from_ptx_isa_7_4,
         &ptxgen_unsupported_target_st_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
         &ptxgen_unsupported_target_st_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_st_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
     };
 };
 // Their asm statements, by position in that table (ld_st.forms.hpp).
@@ -1456,9 +2568,9 @@ PTXGEN_PTX_DEVICE void st_forms0(PtxgenA0 a, PtxgenA1 b);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = none, scope = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = none, scope = none, evict_l2 = none, vec = none.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
  *   PtxgenCache: cache (none, wb, cg, cs, wt, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). a cache operator (.cop) or an L1 eviction priority
  *   PtxgenCacheHint: cache_hint (true / false). the store takes a 64-bit cache policy (createpolicy)
@@ -1469,11 +2581,11 @@ PTXGEN_PTX_DEVICE void st_forms0(PtxgenA0 a, PtxgenA1 b);
  */
 template <store_type PtxgenType, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, bool PtxgenCacheHint = false>
 PTXGEN_PTX_DEVICE void st(
-    detail::reg_t<detail::store_type_a(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
-    detail::reg_t<detail::store_type_b(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, store_vec::none, PtxgenType)> b
+    detail::reg_t<detail::store_type_a(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::store_type_b(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::st_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::st_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::st_checks<PtxgenType, PtxgenSpace, PtxgenCache, PtxgenCacheHint>::ok);
     static_assert(!(PtxgenCacheHint),
@@ -1492,21 +2604,40 @@ PTXGEN_PTX_DEVICE void st(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 28 forms of st: form number * 256 + support class, by
+// The 165 forms of st: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct st_forms1_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\001\000\000\025\000\000y\000\000\215\000\000\361\000\000\005\001\000i\001\000}\001"
-        "\000\341\001\000\365\001\000Y\002\000m\002\000\321\002\000\345\002\000I\003\000]\003"
-        "\000\301\003\000\325\003\0009\004\000M\004\000\261\004\000\305\004\000)\005\000=\005"
-        "\000\241\005\000\265\005\000\031\006\000-\006";
+        "\000\001\000\000\025\000\000\027\000\000\031\000\000\033\000\000\035\000\000\037\000\000!\000"
+        "\000#\000\000%\000\000'\000\000y\000\000\215\000\000\217\000\000\221\000\000\223\000"
+        "\000\225\000\000\227\000\000\231\000\000\233\000\000\235\000\000\237\000\000\361\000\000\005\001"
+        "\000\007\001\000\011\001\000\013\001\000\015\001\000\017\001\000\021\001\000\023\001\000\025\001"
+        "\000\027\001\000i\001\000}\001\000\177\001\000\201\001\000\203\001\000\205\001\000\207\001"
+        "\000\211\001\000\213\001\000\215\001\000\217\001\001\341\001\001\365\001\001\367\001\001\371\001"
+        "\001\373\001\001\375\001\001\377\001\001\001\002\001\003\002\001\005\002\001\007\002\000Y\002"
+        "\000m\002\000o\002\000q\002\000s\002\000u\002\000w\002\000y\002\000{\002"
+        "\000}\002\000\177\002\000\321\002\000\345\002\000\347\002\000\351\002\000\353\002\000\355\002"
+        "\000\357\002\000\361\002\000\363\002\000\365\002\000\367\002\000I\003\000]\003\000_\003"
+        "\000a\003\000c\003\000e\003\000g\003\000i\003\000k\003\000m\003\000o\003"
+        "\000\301\003\000\325\003\000\327\003\000\331\003\000\333\003\000\335\003\000\337\003\000\341\003"
+        "\000\343\003\000\345\003\000\347\003\0009\004\000M\004\000O\004\000Q\004\000S\004"
+        "\000U\004\000W\004\000Y\004\000[\004\000]\004\000_\004\000\261\004\000\305\004"
+        "\000\307\004\000\311\004\000\313\004\000\315\004\000\317\004\000\321\004\000\323\004\000\325\004"
+        "\000\327\004\000)\005\000=\005\000\?\005\000A\005\000C\005\000E\005\000G\005"
+        "\000I\005\000K\005\000M\005\000O\005\000\241\005\000\265\005\000\267\005\000\271\005"
+        "\000\273\005\000\275\005\000\277\005\000\301\005\000\303\005\000\305\005\000\307\005\000\031\006"
+        "\000-\006\000/\006\0001\006\0003\006\0005\006\0007\006\0009\006\000;\006"
+        "\000=\006\000\?\006\000\221\006\000\245\006\000\247\006\000\251\006\000\253\006\000\255\006"
+        "\000\257\006\000\261\006\000\263\006\000\265\006\000\267\006";
     static constexpr gate gates[] = {
         {0x1ffffffeull, 800, 74},
+        {0x1ffffffeull, 800, 83},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_st_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        &ptxgen_unsupported_target_st_is_only_on_sm_80_and_later_from_ptx_isa_8_3,
     };
 };
 // Their asm statements, by position in that table (ld_st.forms.hpp).
@@ -1519,9 +2650,9 @@ PTXGEN_PTX_DEVICE void st_forms1(PtxgenA0 a, PtxgenA1 b, PtxgenA2 cache_policy);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = none, scope = none, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = none, scope = none, evict_l2 = none, vec = none.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
  *   PtxgenCache: cache (none, wb, cg, cs, wt, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). a cache operator (.cop) or an L1 eviction priority
  *   PtxgenCacheHint: cache_hint (true / false). the store takes a 64-bit cache policy (createpolicy)
@@ -1533,12 +2664,12 @@ PTXGEN_PTX_DEVICE void st_forms1(PtxgenA0 a, PtxgenA1 b, PtxgenA2 cache_policy);
  */
 template <store_type PtxgenType, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, bool PtxgenCacheHint = false>
 PTXGEN_PTX_DEVICE void st(
-    detail::reg_t<detail::store_type_a(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
-    detail::reg_t<detail::store_type_b(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, store_vec::none, PtxgenType)> b,
+    detail::reg_t<detail::store_type_a(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::store_type_b(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b,
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::st_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::st_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(detail::st_checks<PtxgenType, PtxgenSpace, PtxgenCache, PtxgenCacheHint>::ok);
     static_assert(PtxgenCacheHint,
@@ -1557,104 +2688,164 @@ PTXGEN_PTX_DEVICE void st(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 736 forms of st_v: form number * 256 + support class, by
+// The 1216 forms of st_v: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct st_v_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\001\000\000\002\000\000\011\000\000\012\000\000\021\000\000\022\000\000\031\000\000\032\000"
-        "\000!\000\000\"\000\002)\000\002*\000\0021\000\0022\000\0029\000\002:\000"
-        "\002A\000\002B\000\002I\000\002J\000\000Q\000\000R\000\000Y\000\000Z\000"
-        "\000a\000\000b\000\000i\000\000j\000\000q\000\000r\000\002y\000\002z\000"
-        "\002\201\000\002\202\000\002\211\000\002\212\000\002\221\000\002\222\000\002\231\000\002\232\000"
-        "\000\241\000\000\242\000\003\361\000\003\362\000\004A\001\004B\001\000\221\001\000\222\001"
-        "\000\341\001\000\342\001\000\351\001\000\352\001\000\361\001\000\362\001\000\371\001\000\372\001"
-        "\000\001\002\000\002\002\002\011\002\002\012\002\002\021\002\002\022\002\002\031\002\002\032\002"
-        "\002!\002\002\"\002\002)\002\002*\002\0001\002\0002\002\0009\002\000:\002"
-        "\000A\002\000B\002\000I\002\000J\002\000Q\002\000R\002\002Y\002\002Z\002"
-        "\002a\002\002b\002\002i\002\002j\002\002q\002\002r\002\002y\002\002z\002"
-        "\000\201\002\000\202\002\003\321\002\003\322\002\004!\003\004\"\003\000q\003\000r\003"
-        "\000\301\003\000\302\003\001\303\003\000\311\003\000\312\003\001\313\003\000\321\003\000\322\003"
-        "\001\323\003\000\331\003\000\332\003\001\333\003\000\341\003\000\342\003\001\343\003\002\351\003"
-        "\002\352\003\001\353\003\002\361\003\002\362\003\001\363\003\002\371\003\002\372\003\001\373\003"
-        "\002\001\004\002\002\004\001\003\004\002\011\004\002\012\004\001\013\004\000\021\004\000\022\004"
-        "\001\023\004\000\031\004\000\032\004\001\033\004\000!\004\000\"\004\001#\004\000)\004"
-        "\000*\004\001+\004\0001\004\0002\004\0013\004\0029\004\002:\004\001;\004"
-        "\002A\004\002B\004\001C\004\002I\004\002J\004\001K\004\002Q\004\002R\004"
-        "\001S\004\002Y\004\002Z\004\001[\004\000a\004\000b\004\003\261\004\003\262\004"
-        "\004\001\005\004\002\005\000Q\005\000R\005\000\241\005\001\242\005\000\251\005\001\252\005"
-        "\000\261\005\001\262\005\000\271\005\001\272\005\000\301\005\001\302\005\002\311\005\001\312\005"
-        "\002\321\005\001\322\005\002\331\005\001\332\005\002\341\005\001\342\005\002\351\005\001\352\005"
-        "\000\361\005\001\362\005\000\371\005\001\372\005\000\001\006\001\002\006\000\011\006\001\012\006"
-        "\000\021\006\001\022\006\002\031\006\001\032\006\002!\006\001\"\006\002)\006\001*\006"
-        "\0021\006\0012\006\0029\006\001:\006\000A\006\003\221\006\004\341\006\0001\007"
-        "\000\201\007\000\202\007\000\211\007\000\212\007\000\221\007\000\222\007\000\231\007\000\232\007"
-        "\000\241\007\000\242\007\002\251\007\002\252\007\002\261\007\002\262\007\002\271\007\002\272\007"
-        "\002\301\007\002\302\007\002\311\007\002\312\007\000\321\007\000\322\007\000\331\007\000\332\007"
-        "\000\341\007\000\342\007\000\351\007\000\352\007\000\361\007\000\362\007\002\371\007\002\372\007"
-        "\002\001\010\002\002\010\002\011\010\002\012\010\002\021\010\002\022\010\002\031\010\002\032\010"
-        "\000!\010\000\"\010\003q\010\003r\010\004\301\010\004\302\010\000\021\011\000\022\011"
-        "\000a\011\000b\011\000i\011\000j\011\000q\011\000r\011\000y\011\000z\011"
-        "\000\201\011\000\202\011\002\211\011\002\212\011\002\221\011\002\222\011\002\231\011\002\232\011"
-        "\002\241\011\002\242\011\002\251\011\002\252\011\000\261\011\000\262\011\000\271\011\000\272\011"
-        "\000\301\011\000\302\011\000\311\011\000\312\011\000\321\011\000\322\011\002\331\011\002\332\011"
-        "\002\341\011\002\342\011\002\351\011\002\352\011\002\361\011\002\362\011\002\371\011\002\372\011"
-        "\000\001\012\000\002\012\003Q\012\003R\012\004\241\012\004\242\012\000\361\012\000\362\012"
-        "\000A\013\000B\013\001C\013\000I\013\000J\013\001K\013\000Q\013\000R\013"
-        "\001S\013\000Y\013\000Z\013\001[\013\000a\013\000b\013\001c\013\002i\013"
-        "\002j\013\001k\013\002q\013\002r\013\001s\013\002y\013\002z\013\001{\013"
-        "\002\201\013\002\202\013\001\203\013\002\211\013\002\212\013\001\213\013\000\221\013\000\222\013"
-        "\001\223\013\000\231\013\000\232\013\001\233\013\000\241\013\000\242\013\001\243\013\000\251\013"
-        "\000\252\013\001\253\013\000\261\013\000\262\013\001\263\013\002\271\013\002\272\013\001\273\013"
-        "\002\301\013\002\302\013\001\303\013\002\311\013\002\312\013\001\313\013\002\321\013\002\322\013"
-        "\001\323\013\002\331\013\002\332\013\001\333\013\000\341\013\000\342\013\0031\014\0032\014"
-        "\004\201\014\004\202\014\000\321\014\000\322\014\000!\015\001\"\015\000)\015\001*\015"
-        "\0001\015\0012\015\0009\015\001:\015\000A\015\001B\015\002I\015\001J\015"
-        "\002Q\015\001R\015\002Y\015\001Z\015\002a\015\001b\015\002i\015\001j\015"
-        "\000q\015\001r\015\000y\015\001z\015\000\201\015\001\202\015\000\211\015\001\212\015"
-        "\000\221\015\001\222\015\002\231\015\001\232\015\002\241\015\001\242\015\002\251\015\001\252\015"
-        "\002\261\015\001\262\015\002\271\015\001\272\015\000\301\015\003\021\016\004a\016\000\261\016"
-        "\000\001\017\000\002\017\000\011\017\000\012\017\000\021\017\000\022\017\000\031\017\000\032\017"
-        "\000!\017\000\"\017\002)\017\002*\017\0021\017\0022\017\0029\017\002:\017"
-        "\002A\017\002B\017\002I\017\002J\017\000Q\017\000R\017\000Y\017\000Z\017"
-        "\000a\017\000b\017\000i\017\000j\017\000q\017\000r\017\002y\017\002z\017"
-        "\002\201\017\002\202\017\002\211\017\002\212\017\002\221\017\002\222\017\002\231\017\002\232\017"
-        "\000\241\017\000\242\017\003\361\017\003\362\017\004A\020\004B\020\000\221\020\000\222\020"
-        "\000\341\020\000\342\020\000\351\020\000\352\020\000\361\020\000\362\020\000\371\020\000\372\020"
-        "\000\001\021\000\002\021\002\011\021\002\012\021\002\021\021\002\022\021\002\031\021\002\032\021"
-        "\002!\021\002\"\021\002)\021\002*\021\0001\021\0002\021\0009\021\000:\021"
-        "\000A\021\000B\021\000I\021\000J\021\000Q\021\000R\021\002Y\021\002Z\021"
-        "\002a\021\002b\021\002i\021\002j\021\002q\021\002r\021\002y\021\002z\021"
-        "\000\201\021\000\202\021\003\321\021\003\322\021\004!\022\004\"\022\000q\022\000r\022"
-        "\000\301\022\000\302\022\001\303\022\000\311\022\000\312\022\001\313\022\000\321\022\000\322\022"
-        "\001\323\022\000\331\022\000\332\022\001\333\022\000\341\022\000\342\022\001\343\022\002\351\022"
-        "\002\352\022\001\353\022\002\361\022\002\362\022\001\363\022\002\371\022\002\372\022\001\373\022"
-        "\002\001\023\002\002\023\001\003\023\002\011\023\002\012\023\001\013\023\000\021\023\000\022\023"
-        "\001\023\023\000\031\023\000\032\023\001\033\023\000!\023\000\"\023\001#\023\000)\023"
-        "\000*\023\001+\023\0001\023\0002\023\0013\023\0029\023\002:\023\001;\023"
-        "\002A\023\002B\023\001C\023\002I\023\002J\023\001K\023\002Q\023\002R\023"
-        "\001S\023\002Y\023\002Z\023\001[\023\000a\023\000b\023\003\261\023\003\262\023"
-        "\004\001\024\004\002\024\000Q\024\000R\024\000\241\024\001\242\024\000\251\024\001\252\024"
-        "\000\261\024\001\262\024\000\271\024\001\272\024\000\301\024\001\302\024\002\311\024\001\312\024"
-        "\002\321\024\001\322\024\002\331\024\001\332\024\002\341\024\001\342\024\002\351\024\001\352\024"
-        "\000\361\024\001\362\024\000\371\024\001\372\024\000\001\025\001\002\025\000\011\025\001\012\025"
-        "\000\021\025\001\022\025\002\031\025\001\032\025\002!\025\001\"\025\002)\025\001*\025"
-        "\0021\025\0012\025\0029\025\001:\025\000A\025\003\221\025\004\341\025\0001\026"
-        "\000\201\026\000\202\026\001\203\026\000\211\026\000\212\026\001\213\026\000\221\026\000\222\026"
-        "\001\223\026\000\231\026\000\232\026\001\233\026\000\241\026\000\242\026\001\243\026\002\251\026"
-        "\002\252\026\001\253\026\002\261\026\002\262\026\001\263\026\002\271\026\002\272\026\001\273\026"
-        "\002\301\026\002\302\026\001\303\026\002\311\026\002\312\026\001\313\026\000\321\026\000\322\026"
-        "\001\323\026\000\331\026\000\332\026\001\333\026\000\341\026\000\342\026\001\343\026\000\351\026"
-        "\000\352\026\001\353\026\000\361\026\000\362\026\001\363\026\002\371\026\002\372\026\001\373\026"
-        "\002\001\027\002\002\027\001\003\027\002\011\027\002\012\027\001\013\027\002\021\027\002\022\027"
-        "\001\023\027\002\031\027\002\032\027\001\033\027\000!\027\000\"\027\003q\027\003r\027"
-        "\004\301\027\004\302\027\000\021\030\000\022\030\000a\030\001b\030\000i\030\001j\030"
-        "\000q\030\001r\030\000y\030\001z\030\000\201\030\001\202\030\002\211\030\001\212\030"
-        "\002\221\030\001\222\030\002\231\030\001\232\030\002\241\030\001\242\030\002\251\030\001\252\030"
-        "\000\261\030\001\262\030\000\271\030\001\272\030\000\301\030\001\302\030\000\311\030\001\312\030"
-        "\000\321\030\001\322\030\002\331\030\001\332\030\002\341\030\001\342\030\002\351\030\001\352\030"
-        "\002\361\030\001\362\030\002\371\030\001\372\030\000\001\031\003Q\031\004\241\031\000\361\031";
+        "\000\001\000\000\002\000\000!\000\000\"\000\000A\000\000B\000\000a\000\000b\000"
+        "\000\201\000\000\202\000\002\241\000\002\242\000\002\301\000\002\302\000\002\341\000\002\342\000"
+        "\002\001\001\002\002\001\002!\001\002\"\001\000A\001\000B\001\000a\001\000b\001"
+        "\000\201\001\000\202\001\000\241\001\000\242\001\000\301\001\000\302\001\002\341\001\002\342\001"
+        "\002\001\002\002\002\002\002!\002\002\"\002\002A\002\002B\002\002a\002\002b\002"
+        "\000\201\002\000\202\002\003\301\003\003\302\003\004\001\005\004\002\005\000A\006\000B\006"
+        "\000\201\007\000\202\007\000\241\007\000\242\007\000\301\007\000\302\007\000\341\007\000\342\007"
+        "\000\001\010\000\002\010\002!\010\002\"\010\002A\010\002B\010\002a\010\002b\010"
+        "\002\201\010\002\202\010\002\241\010\002\242\010\000\301\010\000\302\010\000\341\010\000\342\010"
+        "\000\001\011\000\002\011\000!\011\000\"\011\000A\011\000B\011\002a\011\002b\011"
+        "\002\201\011\002\202\011\002\241\011\002\242\011\002\301\011\002\302\011\002\341\011\002\342\011"
+        "\000\001\012\000\002\012\003A\013\003B\013\004\201\014\004\202\014\000\301\015\000\302\015"
+        "\000\001\017\000\002\017\001\003\017\001\013\017\001\023\017\001\033\017\000!\017\000\"\017"
+        "\001#\017\001+\017\0013\017\001;\017\000A\017\000B\017\001C\017\001K\017"
+        "\001S\017\001[\017\000a\017\000b\017\001c\017\001k\017\001s\017\001{\017"
+        "\000\201\017\000\202\017\001\203\017\001\213\017\001\223\017\001\233\017\002\241\017\002\242\017"
+        "\001\243\017\001\253\017\001\263\017\001\273\017\002\301\017\002\302\017\001\303\017\001\313\017"
+        "\001\323\017\001\333\017\002\341\017\002\342\017\001\343\017\001\353\017\001\363\017\001\373\017"
+        "\002\001\020\002\002\020\001\003\020\001\013\020\001\023\020\001\033\020\002!\020\002\"\020"
+        "\001#\020\001+\020\0013\020\001;\020\000A\020\000B\020\001C\020\001K\020"
+        "\001S\020\001[\020\000a\020\000b\020\001c\020\001k\020\001s\020\001{\020"
+        "\000\201\020\000\202\020\001\203\020\001\213\020\001\223\020\001\233\020\000\241\020\000\242\020"
+        "\001\243\020\001\253\020\001\263\020\001\273\020\000\301\020\000\302\020\001\303\020\001\313\020"
+        "\001\323\020\001\333\020\002\341\020\002\342\020\001\343\020\001\353\020\001\363\020\001\373\020"
+        "\002\001\021\002\002\021\001\003\021\001\013\021\001\023\021\001\033\021\002!\021\002\"\021"
+        "\001#\021\001+\021\0013\021\001;\021\002A\021\002B\021\001C\021\001K\021"
+        "\001S\021\001[\021\002a\021\002b\021\001c\021\001k\021\001s\021\001{\021"
+        "\000\201\021\000\202\021\003\301\022\003\302\022\004\001\024\004\002\024\000A\025\000B\025"
+        "\000\201\026\001\202\026\001\212\026\001\222\026\001\232\026\000\241\026\001\242\026\001\252\026"
+        "\001\262\026\001\272\026\000\301\026\001\302\026\001\312\026\001\322\026\001\332\026\000\341\026"
+        "\001\342\026\001\352\026\001\362\026\001\372\026\000\001\027\001\002\027\001\012\027\001\022\027"
+        "\001\032\027\002!\027\001\"\027\001*\027\0012\027\001:\027\002A\027\001B\027"
+        "\001J\027\001R\027\001Z\027\002a\027\001b\027\001j\027\001r\027\001z\027"
+        "\002\201\027\001\202\027\001\212\027\001\222\027\001\232\027\002\241\027\001\242\027\001\252\027"
+        "\001\262\027\001\272\027\000\301\027\001\302\027\001\312\027\001\322\027\001\332\027\000\341\027"
+        "\001\342\027\001\352\027\001\362\027\001\372\027\000\001\030\001\002\030\001\012\030\001\022\030"
+        "\001\032\030\000!\030\001\"\030\001*\030\0012\030\001:\030\000A\030\001B\030"
+        "\001J\030\001R\030\001Z\030\002a\030\001b\030\001j\030\001r\030\001z\030"
+        "\002\201\030\001\202\030\001\212\030\001\222\030\001\232\030\002\241\030\001\242\030\001\252\030"
+        "\001\262\030\001\272\030\002\301\030\001\302\030\001\312\030\001\322\030\001\332\030\002\341\030"
+        "\001\342\030\001\352\030\001\362\030\001\372\030\000\001\031\003A\032\004\201\033\000\301\034"
+        "\000\201%\000\202%\000\241%\000\242%\000\301%\000\302%\000\341%\000\342%"
+        "\000\001&\000\002&\002!&\002\"&\002A&\002B&\002a&\002b&"
+        "\002\201&\002\202&\002\241&\002\242&\000\301&\000\302&\000\341&\000\342&"
+        "\000\001'\000\002'\000!'\000\"'\000A'\000B'\002a'\002b'"
+        "\002\201'\002\202'\002\241'\002\242'\002\301'\002\302'\002\341'\002\342'"
+        "\000\001(\000\002(\003A)\003B)\004\201*\004\202*\000\301+\000\302+"
+        "\000\001-\000\002-\000!-\000\"-\000A-\000B-\000a-\000b-"
+        "\000\201-\000\202-\002\241-\002\242-\002\301-\002\302-\002\341-\002\342-"
+        "\002\001.\002\002.\002!.\002\".\000A.\000B.\000a.\000b."
+        "\000\201.\000\202.\000\241.\000\242.\000\301.\000\302.\002\341.\002\342."
+        "\002\001/\002\002/\002!/\002\"/\002A/\002B/\002a/\002b/"
+        "\000\201/\000\202/\003\3010\003\3020\004\0012\004\0022\000A3\000B3"
+        "\000\2014\000\2024\001\2034\001\2134\001\2234\001\2334\000\2414\000\2424"
+        "\001\2434\001\2534\001\2634\001\2734\000\3014\000\3024\001\3034\001\3134"
+        "\001\3234\001\3334\000\3414\000\3424\001\3434\001\3534\001\3634\001\3734"
+        "\000\0015\000\0025\001\0035\001\0135\001\0235\001\0335\002!5\002\"5"
+        "\001#5\001+5\00135\001;5\002A5\002B5\001C5\001K5"
+        "\001S5\001[5\002a5\002b5\001c5\001k5\001s5\001{5"
+        "\002\2015\002\2025\001\2035\001\2135\001\2235\001\2335\002\2415\002\2425"
+        "\001\2435\001\2535\001\2635\001\2735\000\3015\000\3025\001\3035\001\3135"
+        "\001\3235\001\3335\000\3415\000\3425\001\3435\001\3535\001\3635\001\3735"
+        "\000\0016\000\0026\001\0036\001\0136\001\0236\001\0336\000!6\000\"6"
+        "\001#6\001+6\00136\001;6\000A6\000B6\001C6\001K6"
+        "\001S6\001[6\002a6\002b6\001c6\001k6\001s6\001{6"
+        "\002\2016\002\2026\001\2036\001\2136\001\2236\001\2336\002\2416\002\2426"
+        "\001\2436\001\2536\001\2636\001\2736\002\3016\002\3026\001\3036\001\3136"
+        "\001\3236\001\3336\002\3416\002\3426\001\3436\001\3536\001\3636\001\3736"
+        "\000\0017\000\0027\003A8\003B8\004\2019\004\2029\000\301:\000\302:"
+        "\000\001<\001\002<\001\012<\001\022<\001\032<\000!<\001\"<\001*<"
+        "\0012<\001:<\000A<\001B<\001J<\001R<\001Z<\000a<"
+        "\001b<\001j<\001r<\001z<\000\201<\001\202<\001\212<\001\222<"
+        "\001\232<\002\241<\001\242<\001\252<\001\262<\001\272<\002\301<\001\302<"
+        "\001\312<\001\322<\001\332<\002\341<\001\342<\001\352<\001\362<\001\372<"
+        "\002\001=\001\002=\001\012=\001\022=\001\032=\002!=\001\"=\001*="
+        "\0012=\001:=\000A=\001B=\001J=\001R=\001Z=\000a="
+        "\001b=\001j=\001r=\001z=\000\201=\001\202=\001\212=\001\222="
+        "\001\232=\000\241=\001\242=\001\252=\001\262=\001\272=\000\301=\001\302="
+        "\001\312=\001\322=\001\332=\002\341=\001\342=\001\352=\001\362=\001\372="
+        "\002\001>\001\002>\001\012>\001\022>\001\032>\002!>\001\">\001*>"
+        "\0012>\001:>\002A>\001B>\001J>\001R>\001Z>\002a>"
+        "\001b>\001j>\001r>\001z>\000\201>\003\301\?\004\001A\000AB"
+        "\000\201C\000\202C\000\241C\000\242C\000\301C\000\302C\000\341C\000\342C"
+        "\000\001D\000\002D\002!D\002\"D\002AD\002BD\002aD\002bD"
+        "\002\201D\002\202D\002\241D\002\242D\000\301D\000\302D\000\341D\000\342D"
+        "\000\001E\000\002E\000!E\000\"E\000AE\000BE\002aE\002bE"
+        "\002\201E\002\202E\002\241E\002\242E\002\301E\002\302E\002\341E\002\342E"
+        "\000\001F\000\002F\003AG\003BG\004\201H\004\202H\000\301I\000\302I"
+        "\000\001K\000\002K\000!K\000\"K\000AK\000BK\000aK\000bK"
+        "\000\201K\000\202K\002\241K\002\242K\002\301K\002\302K\002\341K\002\342K"
+        "\002\001L\002\002L\002!L\002\"L\000AL\000BL\000aL\000bL"
+        "\000\201L\000\202L\000\241L\000\242L\000\301L\000\302L\002\341L\002\342L"
+        "\002\001M\002\002M\002!M\002\"M\002AM\002BM\002aM\002bM"
+        "\000\201M\000\202M\003\301N\003\302N\004\001P\004\002P\000AQ\000BQ"
+        "\000\201R\000\202R\001\203R\001\213R\001\223R\001\233R\000\241R\000\242R"
+        "\001\243R\001\253R\001\263R\001\273R\000\301R\000\302R\001\303R\001\313R"
+        "\001\323R\001\333R\000\341R\000\342R\001\343R\001\353R\001\363R\001\373R"
+        "\000\001S\000\002S\001\003S\001\013S\001\023S\001\033S\002!S\002\"S"
+        "\001#S\001+S\0013S\001;S\002AS\002BS\001CS\001KS"
+        "\001SS\001[S\002aS\002bS\001cS\001kS\001sS\001{S"
+        "\002\201S\002\202S\001\203S\001\213S\001\223S\001\233S\002\241S\002\242S"
+        "\001\243S\001\253S\001\263S\001\273S\000\301S\000\302S\001\303S\001\313S"
+        "\001\323S\001\333S\000\341S\000\342S\001\343S\001\353S\001\363S\001\373S"
+        "\000\001T\000\002T\001\003T\001\013T\001\023T\001\033T\000!T\000\"T"
+        "\001#T\001+T\0013T\001;T\000AT\000BT\001CT\001KT"
+        "\001ST\001[T\002aT\002bT\001cT\001kT\001sT\001{T"
+        "\002\201T\002\202T\001\203T\001\213T\001\223T\001\233T\002\241T\002\242T"
+        "\001\243T\001\253T\001\263T\001\273T\002\301T\002\302T\001\303T\001\313T"
+        "\001\323T\001\333T\002\341T\002\342T\001\343T\001\353T\001\363T\001\373T"
+        "\000\001U\000\002U\003AV\003BV\004\201W\004\202W\000\301X\000\302X"
+        "\000\001Z\001\002Z\001\012Z\001\022Z\001\032Z\000!Z\001\"Z\001*Z"
+        "\0012Z\001:Z\000AZ\001BZ\001JZ\001RZ\001ZZ\000aZ"
+        "\001bZ\001jZ\001rZ\001zZ\000\201Z\001\202Z\001\212Z\001\222Z"
+        "\001\232Z\002\241Z\001\242Z\001\252Z\001\262Z\001\272Z\002\301Z\001\302Z"
+        "\001\312Z\001\322Z\001\332Z\002\341Z\001\342Z\001\352Z\001\362Z\001\372Z"
+        "\002\001[\001\002[\001\012[\001\022[\001\032[\002![\001\"[\001*["
+        "\0012[\001:[\000A[\001B[\001J[\001R[\001Z[\000a["
+        "\001b[\001j[\001r[\001z[\000\201[\001\202[\001\212[\001\222["
+        "\001\232[\000\241[\001\242[\001\252[\001\262[\001\272[\000\301[\001\302["
+        "\001\312[\001\322[\001\332[\002\341[\001\342[\001\352[\001\362[\001\372["
+        "\002\001\\\001\002\\\001\012\\\001\022\\\001\032\\\002!\\\001\"\\\001*\\"
+        "\0012\\\001:\\\002A\\\001B\\\001J\\\001R\\\001Z\\\002a\\"
+        "\001b\\\001j\\\001r\\\001z\\\000\201\\\003\301]\004\001_\000A`"
+        "\000\201a\000\202a\001\203a\001\213a\001\223a\001\233a\000\241a\000\242a"
+        "\001\243a\001\253a\001\263a\001\273a\000\301a\000\302a\001\303a\001\313a"
+        "\001\323a\001\333a\000\341a\000\342a\001\343a\001\353a\001\363a\001\373a"
+        "\000\001b\000\002b\001\003b\001\013b\001\023b\001\033b\002!b\002\"b"
+        "\001#b\001+b\0013b\001;b\002Ab\002Bb\001Cb\001Kb"
+        "\001Sb\001[b\002ab\002bb\001cb\001kb\001sb\001{b"
+        "\002\201b\002\202b\001\203b\001\213b\001\223b\001\233b\002\241b\002\242b"
+        "\001\243b\001\253b\001\263b\001\273b\000\301b\000\302b\001\303b\001\313b"
+        "\001\323b\001\333b\000\341b\000\342b\001\343b\001\353b\001\363b\001\373b"
+        "\000\001c\000\002c\001\003c\001\013c\001\023c\001\033c\000!c\000\"c"
+        "\001#c\001+c\0013c\001;c\000Ac\000Bc\001Cc\001Kc"
+        "\001Sc\001[c\002ac\002bc\001cc\001kc\001sc\001{c"
+        "\002\201c\002\202c\001\203c\001\213c\001\223c\001\233c\002\241c\002\242c"
+        "\001\243c\001\253c\001\263c\001\273c\002\301c\002\302c\001\303c\001\313c"
+        "\001\323c\001\333c\002\341c\002\342c\001\343c\001\353c\001\363c\001\373c"
+        "\000\001d\000\002d\003Ae\003Be\004\201f\004\202f\000\301g\000\302g"
+        "\000\001i\001\002i\001\012i\001\022i\001\032i\000!i\001\"i\001*i"
+        "\0012i\001:i\000Ai\001Bi\001Ji\001Ri\001Zi\000ai"
+        "\001bi\001ji\001ri\001zi\000\201i\001\202i\001\212i\001\222i"
+        "\001\232i\002\241i\001\242i\001\252i\001\262i\001\272i\002\301i\001\302i"
+        "\001\312i\001\322i\001\332i\002\341i\001\342i\001\352i\001\362i\001\372i"
+        "\002\001j\001\002j\001\012j\001\022j\001\032j\002!j\001\"j\001*j"
+        "\0012j\001:j\000Aj\001Bj\001Jj\001Rj\001Zj\000aj"
+        "\001bj\001jj\001rj\001zj\000\201j\001\202j\001\212j\001\222j"
+        "\001\232j\000\241j\001\242j\001\252j\001\262j\001\272j\000\301j\001\302j"
+        "\001\312j\001\322j\001\332j\002\341j\001\342j\001\352j\001\362j\001\372j"
+        "\002\001k\001\002k\001\012k\001\022k\001\032k\002!k\001\"k\001*k"
+        "\0012k\001:k\002Ak\001Bk\001Jk\001Rk\001Zk\002ak"
+        "\001bk\001jk\001rk\001zk\000\201k\003\301l\004\001n\000Ao";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
         {0x1fffff00ull, 1000, 88},
@@ -1680,11 +2871,12 @@ PTXGEN_PTX_DEVICE void st_v_forms0(PtxgenA0 a, const PtxgenA1& v);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = none, scope = none.
+ * Fixed by this wrapper: mmio = false, sem = none, scope = none.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
  *   PtxgenCache: cache (none, wb, cg, cs, wt, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). a cache operator (.cop) or an L1 eviction priority
+ *   PtxgenEvictL2: evict_l2 (none, L2::evict_normal, L2::evict_first, L2::evict_last). an L2 eviction priority (256-bit stores only)
  *   PtxgenCacheHint: cache_hint (true / false). the store takes a 64-bit cache policy (createpolicy)
  *   PtxgenVec: vec (none, v2, v4, v8).
  * Operands:
@@ -1692,19 +2884,19 @@ PTXGEN_PTX_DEVICE void st_v_forms0(PtxgenA0 a, const PtxgenA1& v);
  *   v: the vector stored
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <store_type PtxgenType, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, bool PtxgenCacheHint = false, store_vec PtxgenVec = store_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <store_type PtxgenType, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, store_evict_l2 PtxgenEvictL2 = store_evict_l2::none, bool PtxgenCacheHint = false, store_vec PtxgenVec = store_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void st_v(
-    detail::reg_t<detail::store_type_a(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenVec, PtxgenType)> a,
+    detail::reg_t<detail::store_type_a(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType)> a,
     const PtxgenElem0 (&v)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::st_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenVec))>;
+    using ptxgen_f = detail::form_of<detail::st_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 4, static_cast<long long>(PtxgenEvictL2)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenVec))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(detail::st_v_checks<PtxgenType, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenVec>::ok);
+    static_assert(detail::st_v_checks<PtxgenType, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec>::ok);
     static_assert(!(PtxgenCacheHint),
                   "ptxgen: st: operand cache_policy is required when cache_hint = true");
-    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenVec, PtxgenType));
+    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType));
     static_assert(detail::store_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1720,20 +2912,26 @@ PTXGEN_PTX_DEVICE void st_v(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 64 forms of st_v: form number * 256 + support class, by
+// The 112 forms of st_v: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct st_v_forms1_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\005\000\000\006\000\000U\000\000V\000\000\345\001\000\346\001\0005\002\0006\002"
-        "\000\305\003\000\306\003\001\307\003\000\025\004\000\026\004\001\027\004\000\245\005\001\246\005"
-        "\000\365\005\001\366\005\000\205\007\000\206\007\000\325\007\000\326\007\000e\011\000f\011"
-        "\000\265\011\000\266\011\000E\013\000F\013\001G\013\000\225\013\000\226\013\001\227\013"
-        "\000%\015\001&\015\000u\015\001v\015\000\005\017\000\006\017\000U\017\000V\017"
-        "\000\345\020\000\346\020\0005\021\0006\021\000\305\022\000\306\022\001\307\022\000\025\023"
-        "\000\026\023\001\027\023\000\245\024\001\246\024\000\365\024\001\366\024\000\205\026\000\206\026"
-        "\001\207\026\000\325\026\000\326\026\001\327\026\000e\030\001f\030\000\265\030\001\266\030";
+        "\000\005\000\000\006\000\000E\001\000F\001\000\205\007\000\206\007\000\305\010\000\306\010"
+        "\000\005\017\000\006\017\001\007\017\001\017\017\001\027\017\001\037\017\000E\020\000F\020"
+        "\001G\020\001O\020\001W\020\001_\020\000\205\026\001\206\026\001\216\026\001\226\026"
+        "\001\236\026\000\305\027\001\306\027\001\316\027\001\326\027\001\336\027\000\205%\000\206%"
+        "\000\305&\000\306&\000\005-\000\006-\000E.\000F.\000\2054\000\2064"
+        "\001\2074\001\2174\001\2274\001\2374\000\3055\000\3065\001\3075\001\3175"
+        "\001\3275\001\3375\000\005<\001\006<\001\016<\001\026<\001\036<\000E="
+        "\001F=\001N=\001V=\001^=\000\205C\000\206C\000\305D\000\306D"
+        "\000\005K\000\006K\000EL\000FL\000\205R\000\206R\001\207R\001\217R"
+        "\001\227R\001\237R\000\305S\000\306S\001\307S\001\317S\001\327S\001\337S"
+        "\000\005Z\001\006Z\001\016Z\001\026Z\001\036Z\000E[\001F[\001N["
+        "\001V[\001^[\000\205a\000\206a\001\207a\001\217a\001\227a\001\237a"
+        "\000\305b\000\306b\001\307b\001\317b\001\327b\001\337b\000\005i\001\006i"
+        "\001\016i\001\026i\001\036i\000Ej\001Fj\001Nj\001Vj\001^j";
     static constexpr gate gates[] = {
         {0x1ffffffeull, 800, 74},
         {0x1fffff00ull, 1000, 88},
@@ -1753,11 +2951,12 @@ PTXGEN_PTX_DEVICE void st_v_forms1(PtxgenA0 a, const PtxgenA1& v, PtxgenA2 cache
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = none, scope = none.
+ * Fixed by this wrapper: mmio = false, sem = none, scope = none.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
  *   PtxgenCache: cache (none, wb, cg, cs, wt, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). a cache operator (.cop) or an L1 eviction priority
+ *   PtxgenEvictL2: evict_l2 (none, L2::evict_normal, L2::evict_first, L2::evict_last). an L2 eviction priority (256-bit stores only)
  *   PtxgenCacheHint: cache_hint (true / false). the store takes a 64-bit cache policy (createpolicy)
  *   PtxgenVec: vec (none, v2, v4, v8).
  * Operands:
@@ -1766,20 +2965,20 @@ PTXGEN_PTX_DEVICE void st_v_forms1(PtxgenA0 a, const PtxgenA1& v, PtxgenA2 cache
  *   cache_policy: the cache policy (createpolicy)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <store_type PtxgenType, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, bool PtxgenCacheHint = false, store_vec PtxgenVec = store_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <store_type PtxgenType, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, store_evict_l2 PtxgenEvictL2 = store_evict_l2::none, bool PtxgenCacheHint = false, store_vec PtxgenVec = store_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void st_v(
-    detail::reg_t<detail::store_type_a(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenVec, PtxgenType)> a,
+    detail::reg_t<detail::store_type_a(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType)> a,
     const PtxgenElem0 (&v)[PtxgenLength0],
     std::uint64_t cache_policy
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::st_v_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenVec))>;
+    using ptxgen_f = detail::form_of<detail::st_v_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 4, static_cast<long long>(PtxgenEvictL2)), 2, (PtxgenCacheHint ? 1 : 0)), 4, static_cast<long long>(PtxgenVec))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(detail::st_v_checks<PtxgenType, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenVec>::ok);
+    static_assert(detail::st_v_checks<PtxgenType, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec>::ok);
     static_assert(PtxgenCacheHint,
                   "ptxgen: st: operand cache_policy is only allowed when cache_hint = true");
-    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenVec, PtxgenType));
+    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType));
     static_assert(detail::store_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1795,29 +2994,34 @@ PTXGEN_PTX_DEVICE void st_v(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 84 forms of st_volatile: form number * 256 + support class, by
+// The 90 forms of st_volatile: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct st_volatile_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\001\003\002\004\003\005\000\006\000\007\000\010\001\011\002\012\003\013"
-        "\000\014\000\015\000\016\001\017\002\020\003\021\000\022\000\023\000\024\001\025\002\026\003\027"
-        "\000\030\000\031\000\032\001\033\002\034\003\035\000\036\000\037\000 \001!\002\"\003#"
-        "\000$\000%\000&\001'\002(\003)\000*\000+\000,\001-\002.\003/"
-        "\0000\0001\0002\0013\0024\0035\0006\0007\0008\0019\002:\003;"
-        "\000<\000=\000>\001\?\002@\003A\000B\000C\000D\001E\002F\003G"
-        "\000H\000I\000J\001K\002L\003M\000N\000O\000P\001Q\002R\003S";
+        "\000\000\000\001\000\002\002\003\003\004\005\005\000\006\000\007\000\010\002\011\003\012\005\013"
+        "\000\014\000\015\000\016\002\017\003\020\005\021\000\022\000\023\000\024\002\025\003\026\005\027"
+        "\001\030\001\031\001\032\001\033\004\034\005\035\000\036\000\037\000 \002!\003\"\005#"
+        "\000$\000%\000&\002'\003(\005)\000*\000+\000,\002-\003.\005/"
+        "\0000\0001\0002\0023\0034\0055\0006\0007\0008\0029\003:\005;"
+        "\000<\000=\000>\002\?\003@\005A\000B\000C\000D\002E\003F\005G"
+        "\000H\000I\000J\002K\003L\005M\000N\000O\000P\002Q\003R\005S"
+        "\000T\000U\000V\002W\003X\005Y";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 83},
         {0x1fffffffull, 750, 78},
         {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 83},
         {0x1fffffffull, 750, 91},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_st_volatile_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_st_volatile_is_only_on_sm_75_and_later_from_ptx_isa_8_3,
         &ptxgen_unsupported_target_st_volatile_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
         &ptxgen_unsupported_target_st_volatile_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_st_volatile_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
         &ptxgen_unsupported_target_st_volatile_is_only_on_sm_75_and_later_from_ptx_isa_9_1,
     };
 };
@@ -1831,9 +3035,9 @@ PTXGEN_PTX_DEVICE void st_volatile_forms0(PtxgenA0 a, PtxgenA1 b);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = volatile, scope = none, cache = none, cache_hint = false, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = volatile, scope = none, cache = none, evict_l2 = none, cache_hint = false, vec = none.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
  * Operands:
  *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
@@ -1842,11 +3046,11 @@ PTXGEN_PTX_DEVICE void st_volatile_forms0(PtxgenA0 a, PtxgenA1 b);
  */
 template <store_type PtxgenType, store_space PtxgenSpace = store_space::none>
 PTXGEN_PTX_DEVICE void st_volatile(
-    detail::reg_t<detail::store_type_a(store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, false, store_vec::none, PtxgenType)> a,
-    detail::reg_t<detail::store_type_b(store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, false, store_vec::none, PtxgenType)> b
+    detail::reg_t<detail::store_type_a(false, store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, store_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::store_type_b(false, store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, store_vec::none, PtxgenType)> b
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::st_volatile_forms0_table, detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 6, static_cast<long long>(PtxgenSpace))>;
+    using ptxgen_f = detail::form_of<detail::st_volatile_forms0_table, detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 6, static_cast<long long>(PtxgenSpace))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1873,21 +3077,21 @@ struct st_volatile_v_forms0_table {
         "\000!\000\000\"\000\002%\000\002&\000\003)\000\003*\000\004-\000\004.\000"
         "\0001\000\0002\000\0013\000\0005\000\0006\000\0017\000\0009\000\000:\000"
         "\002=\000\002>\000\003A\000\003B\000\004E\000\004F\000\000I\000\001J\000"
-        "\000M\000\001N\000\000Q\000\002U\000\003Y\000\004]\000\000a\000\000b\000"
-        "\000e\000\000f\000\000i\000\000j\000\002m\000\002n\000\003q\000\003r\000"
-        "\004u\000\004v\000\000y\000\000z\000\000}\000\000~\000\000\201\000\000\202\000"
-        "\002\205\000\002\206\000\003\211\000\003\212\000\004\215\000\004\216\000\000\221\000\000\222\000"
-        "\001\223\000\000\225\000\000\226\000\001\227\000\000\231\000\000\232\000\002\235\000\002\236\000"
-        "\003\241\000\003\242\000\004\245\000\004\246\000\000\251\000\001\252\000\000\255\000\001\256\000"
-        "\000\261\000\002\265\000\003\271\000\004\275\000\000\301\000\000\302\000\000\305\000\000\306\000"
-        "\000\311\000\000\312\000\002\315\000\002\316\000\003\321\000\003\322\000\004\325\000\004\326\000"
-        "\000\331\000\000\332\000\000\335\000\000\336\000\000\341\000\000\342\000\002\345\000\002\346\000"
-        "\003\351\000\003\352\000\004\355\000\004\356\000\000\361\000\000\362\000\001\363\000\000\365\000"
-        "\000\366\000\001\367\000\000\371\000\000\372\000\002\375\000\002\376\000\003\001\001\003\002\001"
-        "\004\005\001\004\006\001\000\011\001\001\012\001\000\015\001\001\016\001\000\021\001\002\025\001"
-        "\003\031\001\004\035\001\000!\001\000\"\001\001#\001\000%\001\000&\001\001'\001"
-        "\000)\001\000*\001\002-\001\002.\001\0031\001\0032\001\0045\001\0046\001"
-        "\0009\001\001:\001\000=\001\001>\001\000A\001\002E\001\003I\001\004M\001";
+        "\000M\000\001N\000\000Q\000\002U\000\003Y\000\004]\000\000y\000\000z\000"
+        "\000}\000\000~\000\000\201\000\000\202\000\002\205\000\002\206\000\003\211\000\003\212\000"
+        "\004\215\000\004\216\000\000\221\000\000\222\000\000\225\000\000\226\000\000\231\000\000\232\000"
+        "\002\235\000\002\236\000\003\241\000\003\242\000\004\245\000\004\246\000\000\251\000\000\252\000"
+        "\001\253\000\000\255\000\000\256\000\001\257\000\000\261\000\000\262\000\002\265\000\002\266\000"
+        "\003\271\000\003\272\000\004\275\000\004\276\000\000\301\000\001\302\000\000\305\000\001\306\000"
+        "\000\311\000\002\315\000\003\321\000\004\325\000\000\331\000\000\332\000\000\335\000\000\336\000"
+        "\000\341\000\000\342\000\002\345\000\002\346\000\003\351\000\003\352\000\004\355\000\004\356\000"
+        "\000\361\000\000\362\000\000\365\000\000\366\000\000\371\000\000\372\000\002\375\000\002\376\000"
+        "\003\001\001\003\002\001\004\005\001\004\006\001\000\011\001\000\012\001\001\013\001\000\015\001"
+        "\000\016\001\001\017\001\000\021\001\000\022\001\002\025\001\002\026\001\003\031\001\003\032\001"
+        "\004\035\001\004\036\001\000!\001\001\"\001\000%\001\001&\001\000)\001\002-\001"
+        "\0031\001\0045\001\0009\001\000:\001\001;\001\000=\001\000>\001\001\?\001"
+        "\000A\001\000B\001\002E\001\002F\001\003I\001\003J\001\004M\001\004N\001"
+        "\000Q\001\001R\001\000U\001\001V\001\000Y\001\002]\001\003a\001\004e\001";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
         {0x1fffff00ull, 1000, 88},
@@ -1913,9 +3117,9 @@ PTXGEN_PTX_DEVICE void st_volatile_v_forms0(PtxgenA0 a, const PtxgenA1& v);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = volatile, scope = none, cache = none, cache_hint = false.
+ * Fixed by this wrapper: mmio = false, sem = volatile, scope = none, cache = none, evict_l2 = none, cache_hint = false.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
  *   PtxgenVec: vec (none, v2, v4, v8).
  * Operands:
@@ -1925,11 +3129,11 @@ PTXGEN_PTX_DEVICE void st_volatile_v_forms0(PtxgenA0 a, const PtxgenA1& v);
  */
 template <store_type PtxgenType, store_space PtxgenSpace = store_space::none, store_vec PtxgenVec = store_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void st_volatile_v(
-    detail::reg_t<detail::store_type_a(store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, false, PtxgenVec, PtxgenType)> a,
+    detail::reg_t<detail::store_type_a(false, store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, PtxgenVec, PtxgenType)> a,
     const PtxgenElem0 (&v)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::st_volatile_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 6, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenVec))>;
+    using ptxgen_f = detail::form_of<detail::st_volatile_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 6, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenVec))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert((!((PtxgenVec == store_vec::v8))) || (((PtxgenType == store_type::b32 || PtxgenType == store_type::u32 || PtxgenType == store_type::s32 || PtxgenType == store_type::f32))),
                   "ptxgen: st: .v8 stores 32-bit types");
@@ -1937,12 +3141,14 @@ PTXGEN_PTX_DEVICE void st_volatile_v(
                   "ptxgen: st: .v8 of a 32-bit type stores to .global or generic addresses");
     static_assert((!((PtxgenVec == store_vec::v4) && (PtxgenType == store_type::b64 || PtxgenType == store_type::u64 || PtxgenType == store_type::s64 || PtxgenType == store_type::f64))) || (((PtxgenSpace == store_space::none || PtxgenSpace == store_space::space_global))),
                   "ptxgen: st: .v4 of a 64-bit type stores to .global or generic addresses");
+    static_assert((!((PtxgenType == store_type::b128))) || (((PtxgenVec == store_vec::none))),
+                  "ptxgen: st: .b128 stores one 128-bit register (no vector)");
     static_assert(!((PtxgenVec == store_vec::none)),
                   "ptxgen: st: operand b is required when vec = none");
     static_assert((PtxgenVec != store_vec::none),
                   "ptxgen: st: operand v is only allowed when vec = {v2, v4, v8}");
-    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, false, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, false, PtxgenVec, PtxgenType));
+    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(false, store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(false, store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, PtxgenVec, PtxgenType));
     static_assert(detail::store_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1958,72 +3164,179 @@ PTXGEN_PTX_DEVICE void st_volatile_v(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 392 forms of st_relaxed: form number * 256 + support class, by
+// The 60 forms of st_mmio: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct st_mmio_forms0_table {
+    static constexpr int width = 3;
+    static constexpr char table[] =
+        "\000\014\000\000\015\000\002\022\000\002\023\000\000$\000\000%\000\002*\000\002+\000"
+        "\000<\000\000=\000\002B\000\002C\000\000T\000\000U\000\002Z\000\002[\000"
+        "\001l\000\001m\000\002r\000\002s\000\000\204\000\000\205\000\002\212\000\002\213\000"
+        "\000\234\000\000\235\000\002\242\000\002\243\000\000\264\000\000\265\000\002\272\000\002\273\000"
+        "\000\314\000\000\315\000\002\322\000\002\323\000\000\344\000\000\345\000\002\352\000\002\353\000"
+        "\000\374\000\000\375\000\002\002\001\002\003\001\000\024\001\000\025\001\002\032\001\002\033\001"
+        "\000,\001\000-\001\0022\001\0023\001\000D\001\000E\001\002J\001\002K\001"
+        "\000\\\001\000]\001\002b\001\002c\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 82},
+        {0x1fffffffull, 750, 84},
+        {0x1fffffffull, 750, 93},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_st_mmio_is_only_on_sm_75_and_later_from_ptx_isa_8_2,
+        &ptxgen_unsupported_target_st_mmio_is_only_on_sm_75_and_later_from_ptx_isa_8_4,
+        &ptxgen_unsupported_target_st_mmio_is_only_on_sm_75_and_later_from_ptx_isa_9_3,
+    };
+};
+// Their asm statements, by position in that table (ld_st.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void st_mmio_forms0(PtxgenA0 a, PtxgenA1 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
+ *
+ * Fixed by this wrapper: mmio = true, scope = sys, cache = none, evict_l2 = none, cache_hint = false, vec = none.
+ * Template parameters:
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenSem: sem (none, volatile, relaxed, release). the memory order (weak when left out)
+ *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
+ * Operands:
+ *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
+ *   b: the value stored (8-bit and .s16 stores take the low bits of a 32-bit register)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <store_type PtxgenType, store_sem PtxgenSem = store_sem::none, store_space PtxgenSpace = store_space::none>
+PTXGEN_PTX_DEVICE void st_mmio(
+    detail::reg_t<detail::store_type_a(true, PtxgenSem, store_scope::sys, PtxgenSpace, store_cache::none, store_evict_l2::none, false, store_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::store_type_b(true, PtxgenSem, store_scope::sys, PtxgenSpace, store_cache::none, store_evict_l2::none, false, store_vec::none, PtxgenType)> b
+) {
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::st_mmio_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 4, static_cast<long long>(PtxgenSem)), 6, static_cast<long long>(PtxgenSpace))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((((PtxgenSem == store_sem::relaxed || PtxgenSem == store_sem::release) && (PtxgenSpace == store_space::none || PtxgenSpace == store_space::space_global))),
+                  "ptxgen: st: .mmio stores are .relaxed or .release .sys scalars on .global or generic addresses, without hints");
+    static_assert((!((PtxgenSem == store_sem::none || PtxgenSem == store_sem::sem_volatile))),
+                  "ptxgen: st: a scope goes with .relaxed or .release only");
+    static_assert((!((PtxgenSem == store_sem::relaxed || PtxgenSem == store_sem::release))) || (((PtxgenSpace != store_space::local))),
+                  "ptxgen: st: .relaxed and .release stores are to .global, .shared or generic addresses");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::st_mmio_forms0<ptxgen_f::index>(a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 600 forms of st_relaxed: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct st_relaxed_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000<\000\001E\000\000F\000\001O\000\000P\000\002Z\000\003d\000\003x\000"
-        "\003\201\000\003\202\000\003\213\000\003\214\000\003\226\000\003\240\000\000\264\000\001\275\000"
-        "\000\276\000\001\307\000\000\310\000\002\322\000\003\334\000\000\360\000\001\371\000\000\372\000"
-        "\001\003\001\000\004\001\002\016\001\003\030\001\000h\001\001q\001\000r\001\001{\001"
-        "\000|\001\002\206\001\003\220\001\003\244\001\003\255\001\003\256\001\003\267\001\003\270\001"
-        "\003\302\001\003\314\001\000\340\001\001\351\001\000\352\001\001\363\001\000\364\001\002\376\001"
-        "\003\010\002\000\034\002\001%\002\000&\002\001/\002\0000\002\002:\002\003D\002"
-        "\000\224\002\001\235\002\000\236\002\001\247\002\000\250\002\002\262\002\003\274\002\003\320\002"
-        "\003\331\002\003\332\002\003\343\002\003\344\002\003\356\002\003\370\002\000\014\003\001\025\003"
-        "\000\026\003\001\037\003\000 \003\002*\003\0034\003\000H\003\001Q\003\000R\003"
-        "\001[\003\000\\\003\002f\003\003p\003\000\300\003\001\311\003\000\312\003\001\323\003"
-        "\000\324\003\002\336\003\003\350\003\003\374\003\003\005\004\003\006\004\003\017\004\003\020\004"
-        "\003\032\004\003$\004\0008\004\001A\004\000B\004\001K\004\000L\004\002V\004"
-        "\003`\004\000t\004\001}\004\000~\004\001\207\004\000\210\004\002\222\004\003\234\004"
-        "\000\354\004\001\365\004\000\366\004\001\377\004\000\000\005\002\012\005\003\024\005\003(\005"
-        "\0031\005\0032\005\003;\005\003<\005\003F\005\003P\005\000d\005\001m\005"
-        "\000n\005\001w\005\000x\005\002\202\005\003\214\005\000\240\005\001\251\005\000\252\005"
-        "\001\263\005\000\264\005\002\276\005\003\310\005\000\030\006\001!\006\000\"\006\001+\006"
-        "\000,\006\0026\006\003@\006\003T\006\003]\006\003^\006\003g\006\003h\006"
-        "\003r\006\003|\006\000\220\006\001\231\006\000\232\006\001\243\006\000\244\006\002\256\006"
-        "\003\270\006\000\314\006\001\325\006\000\326\006\001\337\006\000\340\006\002\352\006\003\364\006"
-        "\000D\007\001M\007\000N\007\001W\007\000X\007\002b\007\003l\007\003\200\007"
-        "\003\211\007\003\212\007\003\223\007\003\224\007\003\236\007\003\250\007\000\274\007\001\305\007"
-        "\000\306\007\001\317\007\000\320\007\002\332\007\003\344\007\000\370\007\001\001\010\000\002\010"
-        "\001\013\010\000\014\010\002\026\010\003 \010\000p\010\001y\010\000z\010\001\203\010"
-        "\000\204\010\002\216\010\003\230\010\003\254\010\003\265\010\003\266\010\003\277\010\003\300\010"
-        "\003\312\010\003\324\010\000\350\010\001\361\010\000\362\010\001\373\010\000\374\010\002\006\011"
-        "\003\020\011\000$\011\001-\011\000.\011\0017\011\0008\011\002B\011\003L\011"
-        "\000\234\011\001\245\011\000\246\011\001\257\011\000\260\011\002\272\011\003\304\011\003\330\011"
-        "\003\341\011\003\342\011\003\353\011\003\354\011\003\366\011\003\000\012\000\024\012\001\035\012"
-        "\000\036\012\001'\012\000(\012\0022\012\003<\012\000P\012\001Y\012\000Z\012"
-        "\001c\012\000d\012\002n\012\003x\012\000\310\012\001\321\012\000\322\012\001\333\012"
-        "\000\334\012\002\346\012\003\360\012\003\004\013\003\015\013\003\016\013\003\027\013\003\030\013"
-        "\003\"\013\003,\013\000@\013\001I\013\000J\013\001S\013\000T\013\002^\013"
-        "\003h\013\000|\013\001\205\013\000\206\013\001\217\013\000\220\013\002\232\013\003\244\013"
-        "\000\364\013\001\375\013\000\376\013\001\007\014\000\010\014\002\022\014\003\034\014\0030\014"
-        "\0039\014\003:\014\003C\014\003D\014\003N\014\003X\014\000l\014\001u\014"
-        "\000v\014\001\177\014\000\200\014\002\212\014\003\224\014\000\250\014\001\261\014\000\262\014"
-        "\001\273\014\000\274\014\002\306\014\003\320\014\000 \015\001)\015\000*\015\0013\015"
-        "\0004\015\002>\015\003H\015\003\\\015\003e\015\003f\015\003o\015\003p\015"
-        "\003z\015\003\204\015\000\230\015\001\241\015\000\242\015\001\253\015\000\254\015\002\266\015"
-        "\003\300\015\000\324\015\001\335\015\000\336\015\001\347\015\000\350\015\002\362\015\003\374\015"
-        "\000L\016\001U\016\000V\016\001_\016\000`\016\002j\016\003t\016\003\210\016"
-        "\003\221\016\003\222\016\003\233\016\003\234\016\003\246\016\003\260\016\000\304\016\001\315\016"
-        "\000\316\016\001\327\016\000\330\016\002\342\016\003\354\016\000\000\017\001\011\017\000\012\017"
-        "\001\023\017\000\024\017\002\036\017\003(\017\000x\017\001\201\017\000\202\017\001\213\017"
-        "\000\214\017\002\226\017\003\240\017\003\264\017\003\275\017\003\276\017\003\307\017\003\310\017"
-        "\003\322\017\003\334\017\000\360\017\001\371\017\000\372\017\001\003\020\000\004\020\002\016\020"
-        "\003\030\020\000,\020\0015\020\0006\020\001\?\020\000@\020\002J\020\003T\020";
+        "\000x\000\000\214\000\002\226\000\002\230\000\002\232\000\002\234\000\002\236\000\000\240\000"
+        "\003\264\000\004\310\000\004\360\000\004\004\001\004\016\001\004\020\001\004\022\001\004\024\001"
+        "\004\026\001\004\030\001\004,\001\004@\001\000h\001\000|\001\002\206\001\002\210\001"
+        "\002\212\001\002\214\001\002\216\001\000\220\001\003\244\001\004\270\001\000\340\001\000\364\001"
+        "\002\376\001\002\000\002\002\002\002\002\004\002\002\006\002\000\010\002\003\034\002\0040\002"
+        "\000\320\002\000\344\002\002\356\002\002\360\002\002\362\002\002\364\002\002\366\002\000\370\002"
+        "\003\014\003\004 \003\004H\003\004\\\003\004f\003\004h\003\004j\003\004l\003"
+        "\004n\003\004p\003\004\204\003\004\230\003\000\300\003\000\324\003\002\336\003\002\340\003"
+        "\002\342\003\002\344\003\002\346\003\000\350\003\003\374\003\004\020\004\0008\004\000L\004"
+        "\002V\004\002X\004\002Z\004\002\\\004\002^\004\000`\004\003t\004\004\210\004"
+        "\000(\005\000<\005\002F\005\002H\005\002J\005\002L\005\002N\005\000P\005"
+        "\003d\005\004x\005\004\240\005\004\264\005\004\276\005\004\300\005\004\302\005\004\304\005"
+        "\004\306\005\004\310\005\004\334\005\004\360\005\000\030\006\000,\006\0026\006\0028\006"
+        "\002:\006\002<\006\002>\006\000@\006\003T\006\004h\006\000\220\006\000\244\006"
+        "\002\256\006\002\260\006\002\262\006\002\264\006\002\266\006\000\270\006\003\314\006\004\340\006"
+        "\000\200\007\000\224\007\002\236\007\002\240\007\002\242\007\002\244\007\002\246\007\000\250\007"
+        "\003\274\007\004\320\007\004\370\007\004\014\010\004\026\010\004\030\010\004\032\010\004\034\010"
+        "\004\036\010\004 \010\0044\010\004H\010\000p\010\000\204\010\002\216\010\002\220\010"
+        "\002\222\010\002\224\010\002\226\010\000\230\010\003\254\010\004\300\010\000\350\010\000\374\010"
+        "\002\006\011\002\010\011\002\012\011\002\014\011\002\016\011\000\020\011\003$\011\0048\011"
+        "\001\330\011\001\354\011\001\366\011\001\370\011\001\372\011\001\374\011\001\376\011\001\000\012"
+        "\001\024\012\005(\012\005P\012\005d\012\005n\012\005p\012\005r\012\005t\012"
+        "\005v\012\005x\012\005\214\012\005\240\012\001\310\012\001\334\012\001\346\012\001\350\012"
+        "\001\352\012\001\354\012\001\356\012\001\360\012\001\004\013\005\030\013\006@\013\006T\013"
+        "\006^\013\006`\013\006b\013\006d\013\006f\013\006h\013\006|\013\007\220\013"
+        "\0000\014\000D\014\002N\014\002P\014\002R\014\002T\014\002V\014\000X\014"
+        "\003l\014\004\200\014\004\250\014\004\274\014\004\306\014\004\310\014\004\312\014\004\314\014"
+        "\004\316\014\004\320\014\004\344\014\004\370\014\000 \015\0004\015\002>\015\002@\015"
+        "\002B\015\002D\015\002F\015\000H\015\003\\\015\004p\015\000\230\015\000\254\015"
+        "\002\266\015\002\270\015\002\272\015\002\274\015\002\276\015\000\300\015\003\324\015\004\350\015"
+        "\000\210\016\000\234\016\002\246\016\002\250\016\002\252\016\002\254\016\002\256\016\000\260\016"
+        "\003\304\016\004\330\016\004\000\017\004\024\017\004\036\017\004 \017\004\"\017\004$\017"
+        "\004&\017\004(\017\004<\017\004P\017\000x\017\000\214\017\002\226\017\002\230\017"
+        "\002\232\017\002\234\017\002\236\017\000\240\017\003\264\017\004\310\017\000\360\017\000\004\020"
+        "\002\016\020\002\020\020\002\022\020\002\024\020\002\026\020\000\030\020\003,\020\004@\020"
+        "\000\340\020\000\364\020\002\376\020\002\000\021\002\002\021\002\004\021\002\006\021\000\010\021"
+        "\003\034\021\0040\021\004X\021\004l\021\004v\021\004x\021\004z\021\004|\021"
+        "\004~\021\004\200\021\004\224\021\004\250\021\000\320\021\000\344\021\002\356\021\002\360\021"
+        "\002\362\021\002\364\021\002\366\021\000\370\021\003\014\022\004 \022\000H\022\000\\\022"
+        "\002f\022\002h\022\002j\022\002l\022\002n\022\000p\022\003\204\022\004\230\022"
+        "\0008\023\000L\023\002V\023\002X\023\002Z\023\002\\\023\002^\023\000`\023"
+        "\003t\023\004\210\023\004\260\023\004\304\023\004\316\023\004\320\023\004\322\023\004\324\023"
+        "\004\326\023\004\330\023\004\354\023\004\000\024\000(\024\000<\024\002F\024\002H\024"
+        "\002J\024\002L\024\002N\024\000P\024\003d\024\004x\024\000\240\024\000\264\024"
+        "\002\276\024\002\300\024\002\302\024\002\304\024\002\306\024\000\310\024\003\334\024\004\360\024"
+        "\000\220\025\000\244\025\002\256\025\002\260\025\002\262\025\002\264\025\002\266\025\000\270\025"
+        "\003\314\025\004\340\025\004\010\026\004\034\026\004&\026\004(\026\004*\026\004,\026"
+        "\004.\026\0040\026\004D\026\004X\026\000\200\026\000\224\026\002\236\026\002\240\026"
+        "\002\242\026\002\244\026\002\246\026\000\250\026\003\274\026\004\320\026\000\370\026\000\014\027"
+        "\002\026\027\002\030\027\002\032\027\002\034\027\002\036\027\000 \027\0034\027\004H\027"
+        "\000\350\027\000\374\027\002\006\030\002\010\030\002\012\030\002\014\030\002\016\030\000\020\030"
+        "\003$\030\0048\030\004`\030\004t\030\004~\030\004\200\030\004\202\030\004\204\030"
+        "\004\206\030\004\210\030\004\234\030\004\260\030\000\330\030\000\354\030\002\366\030\002\370\030"
+        "\002\372\030\002\374\030\002\376\030\000\000\031\003\024\031\004(\031\000P\031\000d\031"
+        "\002n\031\002p\031\002r\031\002t\031\002v\031\000x\031\003\214\031\004\240\031"
+        "\000@\032\000T\032\002^\032\002`\032\002b\032\002d\032\002f\032\000h\032"
+        "\003|\032\004\220\032\004\270\032\004\314\032\004\326\032\004\330\032\004\332\032\004\334\032"
+        "\004\336\032\004\340\032\004\364\032\004\010\033\0000\033\000D\033\002N\033\002P\033"
+        "\002R\033\002T\033\002V\033\000X\033\003l\033\004\200\033\000\250\033\000\274\033"
+        "\002\306\033\002\310\033\002\312\033\002\314\033\002\316\033\000\320\033\003\344\033\004\370\033"
+        "\000\230\034\000\254\034\002\266\034\002\270\034\002\272\034\002\274\034\002\276\034\000\300\034"
+        "\003\324\034\004\350\034\004\020\035\004$\035\004.\035\0040\035\0042\035\0044\035"
+        "\0046\035\0048\035\004L\035\004`\035\000\210\035\000\234\035\002\246\035\002\250\035"
+        "\002\252\035\002\254\035\002\256\035\000\260\035\003\304\035\004\330\035\000\000\036\000\024\036"
+        "\002\036\036\002 \036\002\"\036\002$\036\002&\036\000(\036\003<\036\004P\036"
+        "\000\360\036\000\004\037\002\016\037\002\020\037\002\022\037\002\024\037\002\026\037\000\030\037"
+        "\003,\037\004@\037\004h\037\004|\037\004\206\037\004\210\037\004\212\037\004\214\037"
+        "\004\216\037\004\220\037\004\244\037\004\270\037\000\340\037\000\364\037\002\376\037\002\000 "
+        "\002\002 \002\004 \002\006 \000\010 \003\034 \0040 \000X \000l "
+        "\002v \002x \002z \002| \002~ \000\200 \003\224 \004\250 "
+        "\000H!\000\\!\002f!\002h!\002j!\002l!\002n!\000p!"
+        "\003\204!\004\230!\004\300!\004\324!\004\336!\004\340!\004\342!\004\344!"
+        "\004\346!\004\350!\004\374!\004\020\"\0008\"\000L\"\002V\"\002X\""
+        "\002Z\"\002\\\"\002^\"\000`\"\003t\"\004\210\"\000\260\"\000\304\""
+        "\002\316\"\002\320\"\002\322\"\002\324\"\002\326\"\000\330\"\003\354\"\004\000#";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 83},
         {0x1fffffffull, 750, 74},
         {0x1fffffffull, 750, 78},
         {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 83},
+        {0x1fffffffull, 750, 84},
+        {0x1fffffc0ull, 900, 84},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_st_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_st_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_8_3,
         &ptxgen_unsupported_target_st_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_7_4,
         &ptxgen_unsupported_target_st_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
         &ptxgen_unsupported_target_st_relaxed_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_st_relaxed_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
+        &ptxgen_unsupported_target_st_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_8_4,
+        &ptxgen_unsupported_target_st_relaxed_is_only_on_sm_90_and_later_from_ptx_isa_8_4,
     };
 };
 // Their asm statements, by position in that table (ld_st.forms.hpp).
@@ -2036,26 +3349,29 @@ PTXGEN_PTX_DEVICE void st_relaxed_forms0(PtxgenA0 a, PtxgenA1 b);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = relaxed, cache_hint = false, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = relaxed, evict_l2 = none, vec = none.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
  *   PtxgenCache: cache (none, wb, cg, cs, wt, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). a cache operator (.cop) or an L1 eviction priority
+ *   PtxgenCacheHint: cache_hint (true / false). the store takes a 64-bit cache policy (createpolicy)
  * Operands:
  *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
  *   b: the value stored (8-bit and .s16 stores take the low bits of a 32-bit register)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none>
+template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, bool PtxgenCacheHint = false>
 PTXGEN_PTX_DEVICE void st_relaxed(
-    detail::reg_t<detail::store_type_a(store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, false, store_vec::none, PtxgenType)> a,
-    detail::reg_t<detail::store_type_b(store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, false, store_vec::none, PtxgenType)> b
+    detail::reg_t<detail::store_type_a(false, store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::store_type_b(false, store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::st_relaxed_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache))>;
+    using ptxgen_f = detail::form_of<detail::st_relaxed_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(detail::st_relaxed_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenCache>::ok);
+    static_assert(detail::st_relaxed_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenCache, PtxgenCacheHint>::ok);
+    static_assert(!(PtxgenCacheHint),
+                  "ptxgen: st: operand cache_policy is required when cache_hint = true");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2070,123 +3386,179 @@ PTXGEN_PTX_DEVICE void st_relaxed(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 800 forms of st_relaxed_v: form number * 256 + support class, by
+// The 60 forms of st_relaxed: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct st_relaxed_forms1_table {
+    static constexpr int width = 3;
+    static constexpr char table[] =
+        "\000\215\000\002\005\001\000}\001\000\365\001\000\345\002\002]\003\000\325\003\000M\004"
+        "\000=\005\002\265\005\000-\006\000\245\006\000\225\007\002\015\010\000\205\010\000\375\010"
+        "\001\355\011\003e\012\001\335\012\004U\013\000E\014\002\275\014\0005\015\000\255\015"
+        "\000\235\016\002\025\017\000\215\017\000\005\020\000\365\020\002m\021\000\345\021\000]\022"
+        "\000M\023\002\305\023\000=\024\000\265\024\000\245\025\002\035\026\000\225\026\000\015\027"
+        "\000\375\027\002u\030\000\355\030\000e\031\000U\032\002\315\032\000E\033\000\275\033"
+        "\000\255\034\002%\035\000\235\035\000\025\036\000\005\037\002}\037\000\365\037\000m "
+        "\000]!\002\325!\000M\"\000\305\"";
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 74},
+        {0x1ffffffeull, 800, 83},
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 83},
+        {0x1ffffffeull, 800, 84},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_st_relaxed_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        &ptxgen_unsupported_target_st_relaxed_is_only_on_sm_80_and_later_from_ptx_isa_8_3,
+        &ptxgen_unsupported_target_st_relaxed_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_st_relaxed_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
+        &ptxgen_unsupported_target_st_relaxed_is_only_on_sm_80_and_later_from_ptx_isa_8_4,
+    };
+};
+// Their asm statements, by position in that table (ld_st.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void st_relaxed_forms1(PtxgenA0 a, PtxgenA1 b, PtxgenA2 cache_policy);
+
+}  // namespace detail
+#endif
+
+/**
+ * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
+ *
+ * Fixed by this wrapper: mmio = false, sem = relaxed, evict_l2 = none, vec = none.
+ * Template parameters:
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
+ *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
+ *   PtxgenCache: cache (none, wb, cg, cs, wt, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). a cache operator (.cop) or an L1 eviction priority
+ *   PtxgenCacheHint: cache_hint (true / false). the store takes a 64-bit cache policy (createpolicy)
+ * Operands:
+ *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
+ *   b: the value stored (8-bit and .s16 stores take the low bits of a 32-bit register)
+ *   cache_policy: the cache policy (createpolicy)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, bool PtxgenCacheHint = false>
+PTXGEN_PTX_DEVICE void st_relaxed(
+    detail::reg_t<detail::store_type_a(false, store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::store_type_b(false, store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b,
+    std::uint64_t cache_policy
+) {
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::st_relaxed_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::st_relaxed_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenCache, PtxgenCacheHint>::ok);
+    static_assert(PtxgenCacheHint,
+                  "ptxgen: st: operand cache_policy is only allowed when cache_hint = true");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::st_relaxed_forms1<ptxgen_f::index>(a, b, cache_policy);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 640 forms of st_relaxed_v: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct st_relaxed_v_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\361\000\000\362\000\002\025\001\002\026\001\000\031\001\000\032\001\002=\001\002>\001"
-        "\000A\001\000B\001\003i\001\003j\001\004\221\001\004\222\001\004\341\001\004\342\001"
-        "\004\005\002\004\006\002\004\011\002\004\012\002\004-\002\004.\002\0041\002\0042\002"
-        "\004Y\002\004Z\002\004\201\002\004\202\002\000\321\002\000\322\002\002\365\002\002\366\002"
-        "\000\371\002\000\372\002\002\035\003\002\036\003\000!\003\000\"\003\003I\003\003J\003"
-        "\004q\003\004r\003\000\301\003\000\302\003\002\345\003\002\346\003\000\351\003\000\352\003"
-        "\002\015\004\002\016\004\000\021\004\000\022\004\0039\004\003:\004\004a\004\004b\004"
-        "\000\241\005\000\242\005\002\305\005\002\306\005\000\311\005\000\312\005\002\355\005\002\356\005"
-        "\000\361\005\000\362\005\003\031\006\003\032\006\004A\006\004B\006\004\221\006\004\222\006"
-        "\004\265\006\004\266\006\004\271\006\004\272\006\004\335\006\004\336\006\004\341\006\004\342\006"
-        "\004\011\007\004\012\007\0041\007\0042\007\000\201\007\000\202\007\002\245\007\002\246\007"
-        "\000\251\007\000\252\007\002\315\007\002\316\007\000\321\007\000\322\007\003\371\007\003\372\007"
-        "\004!\010\004\"\010\000q\010\000r\010\002\225\010\002\226\010\000\231\010\000\232\010"
-        "\002\275\010\002\276\010\000\301\010\000\302\010\003\351\010\003\352\010\004\021\011\004\022\011"
-        "\000Q\012\000R\012\001S\012\002u\012\002v\012\001w\012\000y\012\000z\012"
-        "\001{\012\002\235\012\002\236\012\001\237\012\000\241\012\000\242\012\003\311\012\003\312\012"
-        "\004\361\012\004\362\012\004A\013\004B\013\001C\013\004e\013\004f\013\001g\013"
-        "\004i\013\004j\013\001k\013\004\215\013\004\216\013\001\217\013\004\221\013\004\222\013"
-        "\004\271\013\004\272\013\004\341\013\004\342\013\0001\014\0002\014\0013\014\002U\014"
-        "\002V\014\001W\014\000Y\014\000Z\014\001[\014\002}\014\002~\014\001\177\014"
-        "\000\201\014\000\202\014\003\251\014\003\252\014\004\321\014\004\322\014\000!\015\000\"\015"
-        "\001#\015\002E\015\002F\015\001G\015\000I\015\000J\015\001K\015\002m\015"
-        "\002n\015\001o\015\000q\015\000r\015\003\231\015\003\232\015\004\301\015\004\302\015"
-        "\000\001\017\001\002\017\002%\017\001&\017\000)\017\001*\017\002M\017\001N\017"
-        "\000Q\017\003y\017\004\241\017\004\361\017\001\362\017\004\025\020\001\026\020\004\031\020"
-        "\001\032\020\004=\020\001>\020\004A\020\004i\020\004\221\020\000\341\020\001\342\020"
-        "\002\005\021\001\006\021\000\011\021\001\012\021\002-\021\001.\021\0001\021\003Y\021"
-        "\004\201\021\000\321\021\001\322\021\002\365\021\001\366\021\000\371\021\001\372\021\002\035\022"
-        "\001\036\022\000!\022\003I\022\004q\022\000\261\023\000\262\023\002\325\023\002\326\023"
-        "\000\331\023\000\332\023\002\375\023\002\376\023\000\001\024\000\002\024\003)\024\003*\024"
-        "\004Q\024\004R\024\004\241\024\004\242\024\004\305\024\004\306\024\004\311\024\004\312\024"
-        "\004\355\024\004\356\024\004\361\024\004\362\024\004\031\025\004\032\025\004A\025\004B\025"
-        "\000\221\025\000\222\025\002\265\025\002\266\025\000\271\025\000\272\025\002\335\025\002\336\025"
-        "\000\341\025\000\342\025\003\011\026\003\012\026\0041\026\0042\026\000\201\026\000\202\026"
-        "\002\245\026\002\246\026\000\251\026\000\252\026\002\315\026\002\316\026\000\321\026\000\322\026"
-        "\003\371\026\003\372\026\004!\027\004\"\027\000a\030\000b\030\002\205\030\002\206\030"
-        "\000\211\030\000\212\030\002\255\030\002\256\030\000\261\030\000\262\030\003\331\030\003\332\030"
-        "\004\001\031\004\002\031\004Q\031\004R\031\004u\031\004v\031\004y\031\004z\031"
-        "\004\235\031\004\236\031\004\241\031\004\242\031\004\311\031\004\312\031\004\361\031\004\362\031"
-        "\000A\032\000B\032\002e\032\002f\032\000i\032\000j\032\002\215\032\002\216\032"
-        "\000\221\032\000\222\032\003\271\032\003\272\032\004\341\032\004\342\032\0001\033\0002\033"
-        "\002U\033\002V\033\000Y\033\000Z\033\002}\033\002~\033\000\201\033\000\202\033"
-        "\003\251\033\003\252\033\004\321\033\004\322\033\000\021\035\000\022\035\001\023\035\0025\035"
-        "\0026\035\0017\035\0009\035\000:\035\001;\035\002]\035\002^\035\001_\035"
-        "\000a\035\000b\035\003\211\035\003\212\035\004\261\035\004\262\035\004\001\036\004\002\036"
-        "\001\003\036\004%\036\004&\036\001'\036\004)\036\004*\036\001+\036\004M\036"
-        "\004N\036\001O\036\004Q\036\004R\036\004y\036\004z\036\004\241\036\004\242\036"
-        "\000\361\036\000\362\036\001\363\036\002\025\037\002\026\037\001\027\037\000\031\037\000\032\037"
-        "\001\033\037\002=\037\002>\037\001\?\037\000A\037\000B\037\003i\037\003j\037"
-        "\004\221\037\004\222\037\000\341\037\000\342\037\001\343\037\002\005 \002\006 \001\007 "
-        "\000\011 \000\012 \001\013 \002- \002. \001/ \0001 \0002 "
-        "\003Y \003Z \004\201 \004\202 \000\301!\001\302!\002\345!\001\346!"
-        "\000\351!\001\352!\002\015\"\001\016\"\000\021\"\0039\"\004a\"\004\261\""
-        "\001\262\"\004\325\"\001\326\"\004\331\"\001\332\"\004\375\"\001\376\"\004\001#"
-        "\004)#\004Q#\000\241#\001\242#\002\305#\001\306#\000\311#\001\312#"
-        "\002\355#\001\356#\000\361#\003\031$\004A$\000\221$\001\222$\002\265$"
-        "\001\266$\000\271$\001\272$\002\335$\001\336$\000\341$\003\011%\0041%"
-        "\000q&\000r&\002\225&\002\226&\000\231&\000\232&\002\275&\002\276&"
-        "\000\301&\000\302&\003\351&\003\352&\004\021'\004\022'\004a'\004b'"
-        "\004\205'\004\206'\004\211'\004\212'\004\255'\004\256'\004\261'\004\262'"
-        "\004\331'\004\332'\004\001(\004\002(\000Q(\000R(\002u(\002v("
-        "\000y(\000z(\002\235(\002\236(\000\241(\000\242(\003\311(\003\312("
-        "\004\361(\004\362(\000A)\000B)\002e)\002f)\000i)\000j)"
-        "\002\215)\002\216)\000\221)\000\222)\003\271)\003\272)\004\341)\004\342)"
-        "\000!+\000\"+\002E+\002F+\000I+\000J+\002m+\002n+"
-        "\000q+\000r+\003\231+\003\232+\004\301+\004\302+\004\021,\004\022,"
-        "\0045,\0046,\0049,\004:,\004],\004^,\004a,\004b,"
-        "\004\211,\004\212,\004\261,\004\262,\000\001-\000\002-\002%-\002&-"
-        "\000)-\000*-\002M-\002N-\000Q-\000R-\003y-\003z-"
-        "\004\241-\004\242-\000\361-\000\362-\002\025.\002\026.\000\031.\000\032."
-        "\002=.\002>.\000A.\000B.\003i.\003j.\004\221.\004\222."
-        "\000\321/\000\322/\001\323/\002\365/\002\366/\001\367/\000\371/\000\372/"
-        "\001\373/\002\0350\002\0360\001\0370\000!0\000\"0\003I0\003J0"
-        "\004q0\004r0\004\3010\004\3020\001\3030\004\3450\004\3460\001\3470"
-        "\004\3510\004\3520\001\3530\004\0151\004\0161\001\0171\004\0211\004\0221"
-        "\00491\004:1\004a1\004b1\000\2611\000\2621\001\2631\002\3251"
-        "\002\3261\001\3271\000\3311\000\3321\001\3331\002\3751\002\3761\001\3771"
-        "\000\0012\000\0022\003)2\003*2\004Q2\004R2\000\2412\000\2422"
-        "\001\2432\002\3052\002\3062\001\3072\000\3112\000\3122\001\3132\002\3552"
-        "\002\3562\001\3572\000\3612\000\3622\003\0313\003\0323\004A3\004B3"
-        "\000\2014\001\2024\002\2454\001\2464\000\2514\001\2524\002\3154\001\3164"
-        "\000\3214\003\3714\004!5\004q5\001r5\004\2255\001\2265\004\2315"
-        "\001\2325\004\2755\001\2765\004\3015\004\3515\004\0216\000a6\001b6"
-        "\002\2056\001\2066\000\2116\001\2126\002\2556\001\2566\000\2616\003\3316"
-        "\004\0017\000Q7\001R7\002u7\001v7\000y7\001z7\002\2357"
-        "\001\2367\000\2417\003\3117\004\3617\00019\00029\00139\002U9"
-        "\002V9\001W9\000Y9\000Z9\001[9\002}9\002~9\001\1779"
-        "\000\2019\000\2029\003\2519\003\2529\004\3219\004\3229\004!:\004\":"
-        "\001#:\004E:\004F:\001G:\004I:\004J:\001K:\004m:"
-        "\004n:\001o:\004q:\004r:\004\231:\004\232:\004\301:\004\302:"
-        "\000\021;\000\022;\001\023;\0025;\0026;\0017;\0009;\000:;"
-        "\001;;\002];\002^;\001_;\000a;\000b;\003\211;\003\212;"
-        "\004\261;\004\262;\000\001<\000\002<\001\003<\002%<\002&<\001'<"
-        "\000)<\000*<\001+<\002M<\002N<\001O<\000Q<\000R<"
-        "\003y<\003z<\004\241<\004\242<\000\341=\001\342=\002\005>\001\006>"
-        "\000\011>\001\012>\002->\001.>\0001>\003Y>\004\201>\004\321>"
-        "\001\322>\004\365>\001\366>\004\371>\001\372>\004\035\?\001\036\?\004!\?"
-        "\004I\?\004q\?\000\301\?\001\302\?\002\345\?\001\346\?\000\351\?\001\352\?"
-        "\002\015@\001\016@\000\021@\0039@\004a@\000\261@\001\262@\002\325@"
-        "\001\326@\000\331@\001\332@\002\375@\001\376@\000\001A\003)A\004QA";
+        "\000a\000\000b\000\000q\000\000r\000\000\201\000\000\202\000\002\221\000\002\222\000"
+        "\003\241\000\003\242\000\003\301\000\003\302\000\003\321\000\003\322\000\003\341\000\003\342\000"
+        "\003\361\000\003\362\000\003\001\001\003\002\001\000!\001\000\"\001\0001\001\0002\001"
+        "\000A\001\000B\001\002Q\001\002R\001\003a\001\003b\001\000\201\001\000\202\001"
+        "\000\221\001\000\222\001\000\241\001\000\242\001\002\261\001\002\262\001\003\301\001\003\302\001"
+        "\000A\002\000B\002\000Q\002\000R\002\000a\002\000b\002\002q\002\002r\002"
+        "\003\201\002\003\202\002\003\241\002\003\242\002\003\261\002\003\262\002\003\301\002\003\302\002"
+        "\003\321\002\003\322\002\003\341\002\003\342\002\000\001\003\000\002\003\000\021\003\000\022\003"
+        "\000!\003\000\"\003\0021\003\0022\003\003A\003\003B\003\000a\003\000b\003"
+        "\000q\003\000r\003\000\201\003\000\202\003\002\221\003\002\222\003\003\241\003\003\242\003"
+        "\000!\004\000\"\004\001#\004\0001\004\0002\004\0013\004\0017\004\001;\004"
+        "\001\?\004\000A\004\000B\004\002Q\004\002R\004\003a\004\003b\004\003\201\004"
+        "\003\202\004\001\203\004\003\221\004\003\222\004\001\223\004\001\227\004\001\233\004\001\237\004"
+        "\003\241\004\003\242\004\003\261\004\003\262\004\003\301\004\003\302\004\000\341\004\000\342\004"
+        "\001\343\004\000\361\004\000\362\004\001\363\004\001\367\004\001\373\004\001\377\004\000\001\005"
+        "\000\002\005\002\021\005\002\022\005\003!\005\003\"\005\000A\005\000B\005\001C\005"
+        "\000Q\005\000R\005\001S\005\001W\005\001[\005\001_\005\000a\005\000b\005"
+        "\002q\005\002r\005\003\201\005\003\202\005\000\001\006\001\002\006\000\021\006\001\022\006"
+        "\001\026\006\001\032\006\001\036\006\000!\006\0021\006\003A\006\003a\006\001b\006"
+        "\003q\006\001r\006\001v\006\001z\006\001~\006\003\201\006\003\221\006\003\241\006"
+        "\000\301\006\001\302\006\000\321\006\001\322\006\001\326\006\001\332\006\001\336\006\000\341\006"
+        "\002\361\006\003\001\007\000!\007\001\"\007\0001\007\0012\007\0016\007\001:\007"
+        "\001>\007\000A\007\002Q\007\003a\007\000\301\011\000\302\011\000\321\011\000\322\011"
+        "\000\341\011\000\342\011\002\361\011\002\362\011\003\001\012\003\002\012\003!\012\003\"\012"
+        "\0031\012\0032\012\003A\012\003B\012\003Q\012\003R\012\003a\012\003b\012"
+        "\000\201\012\000\202\012\000\221\012\000\222\012\000\241\012\000\242\012\002\261\012\002\262\012"
+        "\003\301\012\003\302\012\000\341\012\000\342\012\000\361\012\000\362\012\000\001\013\000\002\013"
+        "\002\021\013\002\022\013\003!\013\003\"\013\000\241\013\000\242\013\000\261\013\000\262\013"
+        "\000\301\013\000\302\013\002\321\013\002\322\013\003\341\013\003\342\013\003\001\014\003\002\014"
+        "\003\021\014\003\022\014\003!\014\003\"\014\0031\014\0032\014\003A\014\003B\014"
+        "\000a\014\000b\014\000q\014\000r\014\000\201\014\000\202\014\002\221\014\002\222\014"
+        "\003\241\014\003\242\014\000\301\014\000\302\014\000\321\014\000\322\014\000\341\014\000\342\014"
+        "\002\361\014\002\362\014\003\001\015\003\002\015\000\201\015\000\202\015\001\203\015\000\221\015"
+        "\000\222\015\001\223\015\001\227\015\001\233\015\001\237\015\000\241\015\000\242\015\002\261\015"
+        "\002\262\015\003\301\015\003\302\015\003\341\015\003\342\015\001\343\015\003\361\015\003\362\015"
+        "\001\363\015\001\367\015\001\373\015\001\377\015\003\001\016\003\002\016\003\021\016\003\022\016"
+        "\003!\016\003\"\016\000A\016\000B\016\001C\016\000Q\016\000R\016\001S\016"
+        "\001W\016\001[\016\001_\016\000a\016\000b\016\002q\016\002r\016\003\201\016"
+        "\003\202\016\000\241\016\000\242\016\001\243\016\000\261\016\000\262\016\001\263\016\001\267\016"
+        "\001\273\016\001\277\016\000\301\016\000\302\016\002\321\016\002\322\016\003\341\016\003\342\016"
+        "\000a\017\001b\017\000q\017\001r\017\001v\017\001z\017\001~\017\000\201\017"
+        "\002\221\017\003\241\017\003\301\017\001\302\017\003\321\017\001\322\017\001\326\017\001\332\017"
+        "\001\336\017\003\341\017\003\361\017\003\001\020\000!\020\001\"\020\0001\020\0012\020"
+        "\0016\020\001:\020\001>\020\000A\020\002Q\020\003a\020\000\201\020\001\202\020"
+        "\000\221\020\001\222\020\001\226\020\001\232\020\001\236\020\000\241\020\002\261\020\003\301\020"
+        "\000A\021\000B\021\000Q\021\000R\021\000a\021\000b\021\002q\021\002r\021"
+        "\003\201\021\003\202\021\003\241\021\003\242\021\003\261\021\003\262\021\003\301\021\003\302\021"
+        "\003\321\021\003\322\021\003\341\021\003\342\021\000\001\022\000\002\022\000\021\022\000\022\022"
+        "\000!\022\000\"\022\0021\022\0022\022\003A\022\003B\022\000a\022\000b\022"
+        "\000q\022\000r\022\000\201\022\000\202\022\002\221\022\002\222\022\003\241\022\003\242\022"
+        "\000!\023\000\"\023\0001\023\0002\023\000A\023\000B\023\002Q\023\002R\023"
+        "\003a\023\003b\023\003\201\023\003\202\023\003\221\023\003\222\023\003\241\023\003\242\023"
+        "\003\261\023\003\262\023\003\301\023\003\302\023\000\341\023\000\342\023\000\361\023\000\362\023"
+        "\000\001\024\000\002\024\002\021\024\002\022\024\003!\024\003\"\024\000A\024\000B\024"
+        "\000Q\024\000R\024\000a\024\000b\024\002q\024\002r\024\003\201\024\003\202\024"
+        "\000\001\025\000\002\025\001\003\025\000\021\025\000\022\025\001\023\025\001\027\025\001\033\025"
+        "\001\037\025\000!\025\000\"\025\0021\025\0022\025\003A\025\003B\025\003a\025"
+        "\003b\025\001c\025\003q\025\003r\025\001s\025\001w\025\001{\025\001\177\025"
+        "\003\201\025\003\202\025\003\221\025\003\222\025\003\241\025\003\242\025\000\301\025\000\302\025"
+        "\001\303\025\000\321\025\000\322\025\001\323\025\001\327\025\001\333\025\001\337\025\000\341\025"
+        "\000\342\025\002\361\025\002\362\025\003\001\026\003\002\026\000!\026\000\"\026\001#\026"
+        "\0001\026\0002\026\0013\026\0017\026\001;\026\001\?\026\000A\026\000B\026"
+        "\002Q\026\002R\026\003a\026\003b\026\000\341\026\001\342\026\000\361\026\001\362\026"
+        "\001\366\026\001\372\026\001\376\026\000\001\027\002\021\027\003!\027\003A\027\001B\027"
+        "\003Q\027\001R\027\001V\027\001Z\027\001^\027\003a\027\003q\027\003\201\027"
+        "\000\241\027\001\242\027\000\261\027\001\262\027\001\266\027\001\272\027\001\276\027\000\301\027"
+        "\002\321\027\003\341\027\000\001\030\001\002\030\000\021\030\001\022\030\001\026\030\001\032\030"
+        "\001\036\030\000!\030\0021\030\003A\030\000\301\030\000\302\030\001\303\030\000\321\030"
+        "\000\322\030\001\323\030\001\327\030\001\333\030\001\337\030\000\341\030\000\342\030\002\361\030"
+        "\002\362\030\003\001\031\003\002\031\003!\031\003\"\031\001#\031\0031\031\0032\031"
+        "\0013\031\0017\031\001;\031\001\?\031\003A\031\003B\031\003Q\031\003R\031"
+        "\003a\031\003b\031\000\201\031\000\202\031\001\203\031\000\221\031\000\222\031\001\223\031"
+        "\001\227\031\001\233\031\001\237\031\000\241\031\000\242\031\002\261\031\002\262\031\003\301\031"
+        "\003\302\031\000\341\031\000\342\031\001\343\031\000\361\031\000\362\031\001\363\031\001\367\031"
+        "\001\373\031\001\377\031\000\001\032\000\002\032\002\021\032\002\022\032\003!\032\003\"\032"
+        "\000\241\032\001\242\032\000\261\032\001\262\032\001\266\032\001\272\032\001\276\032\000\301\032"
+        "\002\321\032\003\341\032\003\001\033\001\002\033\003\021\033\001\022\033\001\026\033\001\032\033"
+        "\001\036\033\003!\033\0031\033\003A\033\000a\033\001b\033\000q\033\001r\033"
+        "\001v\033\001z\033\001~\033\000\201\033\002\221\033\003\241\033\000\301\033\001\302\033"
+        "\000\321\033\001\322\033\001\326\033\001\332\033\001\336\033\000\341\033\002\361\033\003\001\034";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
         {0x1fffff00ull, 1000, 88},
-        {0x1fffffffull, 750, 74},
         {0x1fffffffull, 750, 78},
         {0x1fffffc0ull, 900, 78},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_st_relaxed_v_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
         &ptxgen_unsupported_target_st_relaxed_v_is_only_on_sm_100_and_later_from_ptx_isa_8_8,
-        &ptxgen_unsupported_target_st_relaxed_v_is_only_on_sm_75_and_later_from_ptx_isa_7_4,
         &ptxgen_unsupported_target_st_relaxed_v_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
         &ptxgen_unsupported_target_st_relaxed_v_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
     };
@@ -2201,29 +3573,29 @@ PTXGEN_PTX_DEVICE void st_relaxed_v_forms0(PtxgenA0 a, const PtxgenA1& v);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = relaxed, cache_hint = false.
+ * Fixed by this wrapper: mmio = false, sem = relaxed, cache = none, cache_hint = false.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
- *   PtxgenCache: cache (none, wb, cg, cs, wt, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). a cache operator (.cop) or an L1 eviction priority
+ *   PtxgenEvictL2: evict_l2 (none, L2::evict_normal, L2::evict_first, L2::evict_last). an L2 eviction priority (256-bit stores only)
  *   PtxgenVec: vec (none, v2, v4, v8).
  * Operands:
  *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
  *   v: the vector stored
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, store_vec PtxgenVec = store_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_evict_l2 PtxgenEvictL2 = store_evict_l2::none, store_vec PtxgenVec = store_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void st_relaxed_v(
-    detail::reg_t<detail::store_type_a(store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, false, PtxgenVec, PtxgenType)> a,
+    detail::reg_t<detail::store_type_a(false, store_sem::relaxed, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType)> a,
     const PtxgenElem0 (&v)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::st_relaxed_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 4, static_cast<long long>(PtxgenVec))>;
+    using ptxgen_f = detail::form_of<detail::st_relaxed_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 6, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenEvictL2)), 4, static_cast<long long>(PtxgenVec))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(detail::st_relaxed_v_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenCache, PtxgenVec>::ok);
-    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, false, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, false, PtxgenVec, PtxgenType));
+    static_assert(detail::st_relaxed_v_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenEvictL2, PtxgenVec>::ok);
+    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(false, store_sem::relaxed, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(false, store_sem::relaxed, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType));
     static_assert(detail::store_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2239,72 +3611,106 @@ PTXGEN_PTX_DEVICE void st_relaxed_v(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 392 forms of st_release: form number * 256 + support class, by
+// The 600 forms of st_release: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct st_release_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000<\000\001E\000\000F\000\001O\000\000P\000\002Z\000\003d\000\003x\000"
-        "\003\201\000\003\202\000\003\213\000\003\214\000\003\226\000\003\240\000\000\264\000\001\275\000"
-        "\000\276\000\001\307\000\000\310\000\002\322\000\003\334\000\000\360\000\001\371\000\000\372\000"
-        "\001\003\001\000\004\001\002\016\001\003\030\001\000h\001\001q\001\000r\001\001{\001"
-        "\000|\001\002\206\001\003\220\001\003\244\001\003\255\001\003\256\001\003\267\001\003\270\001"
-        "\003\302\001\003\314\001\000\340\001\001\351\001\000\352\001\001\363\001\000\364\001\002\376\001"
-        "\003\010\002\000\034\002\001%\002\000&\002\001/\002\0000\002\002:\002\003D\002"
-        "\000\224\002\001\235\002\000\236\002\001\247\002\000\250\002\002\262\002\003\274\002\003\320\002"
-        "\003\331\002\003\332\002\003\343\002\003\344\002\003\356\002\003\370\002\000\014\003\001\025\003"
-        "\000\026\003\001\037\003\000 \003\002*\003\0034\003\000H\003\001Q\003\000R\003"
-        "\001[\003\000\\\003\002f\003\003p\003\000\300\003\001\311\003\000\312\003\001\323\003"
-        "\000\324\003\002\336\003\003\350\003\003\374\003\003\005\004\003\006\004\003\017\004\003\020\004"
-        "\003\032\004\003$\004\0008\004\001A\004\000B\004\001K\004\000L\004\002V\004"
-        "\003`\004\000t\004\001}\004\000~\004\001\207\004\000\210\004\002\222\004\003\234\004"
-        "\000\354\004\001\365\004\000\366\004\001\377\004\000\000\005\002\012\005\003\024\005\003(\005"
-        "\0031\005\0032\005\003;\005\003<\005\003F\005\003P\005\000d\005\001m\005"
-        "\000n\005\001w\005\000x\005\002\202\005\003\214\005\000\240\005\001\251\005\000\252\005"
-        "\001\263\005\000\264\005\002\276\005\003\310\005\000\030\006\001!\006\000\"\006\001+\006"
-        "\000,\006\0026\006\003@\006\003T\006\003]\006\003^\006\003g\006\003h\006"
-        "\003r\006\003|\006\000\220\006\001\231\006\000\232\006\001\243\006\000\244\006\002\256\006"
-        "\003\270\006\000\314\006\001\325\006\000\326\006\001\337\006\000\340\006\002\352\006\003\364\006"
-        "\000D\007\001M\007\000N\007\001W\007\000X\007\002b\007\003l\007\003\200\007"
-        "\003\211\007\003\212\007\003\223\007\003\224\007\003\236\007\003\250\007\000\274\007\001\305\007"
-        "\000\306\007\001\317\007\000\320\007\002\332\007\003\344\007\000\370\007\001\001\010\000\002\010"
-        "\001\013\010\000\014\010\002\026\010\003 \010\000p\010\001y\010\000z\010\001\203\010"
-        "\000\204\010\002\216\010\003\230\010\003\254\010\003\265\010\003\266\010\003\277\010\003\300\010"
-        "\003\312\010\003\324\010\000\350\010\001\361\010\000\362\010\001\373\010\000\374\010\002\006\011"
-        "\003\020\011\000$\011\001-\011\000.\011\0017\011\0008\011\002B\011\003L\011"
-        "\000\234\011\001\245\011\000\246\011\001\257\011\000\260\011\002\272\011\003\304\011\003\330\011"
-        "\003\341\011\003\342\011\003\353\011\003\354\011\003\366\011\003\000\012\000\024\012\001\035\012"
-        "\000\036\012\001'\012\000(\012\0022\012\003<\012\000P\012\001Y\012\000Z\012"
-        "\001c\012\000d\012\002n\012\003x\012\000\310\012\001\321\012\000\322\012\001\333\012"
-        "\000\334\012\002\346\012\003\360\012\003\004\013\003\015\013\003\016\013\003\027\013\003\030\013"
-        "\003\"\013\003,\013\000@\013\001I\013\000J\013\001S\013\000T\013\002^\013"
-        "\003h\013\000|\013\001\205\013\000\206\013\001\217\013\000\220\013\002\232\013\003\244\013"
-        "\000\364\013\001\375\013\000\376\013\001\007\014\000\010\014\002\022\014\003\034\014\0030\014"
-        "\0039\014\003:\014\003C\014\003D\014\003N\014\003X\014\000l\014\001u\014"
-        "\000v\014\001\177\014\000\200\014\002\212\014\003\224\014\000\250\014\001\261\014\000\262\014"
-        "\001\273\014\000\274\014\002\306\014\003\320\014\000 \015\001)\015\000*\015\0013\015"
-        "\0004\015\002>\015\003H\015\003\\\015\003e\015\003f\015\003o\015\003p\015"
-        "\003z\015\003\204\015\000\230\015\001\241\015\000\242\015\001\253\015\000\254\015\002\266\015"
-        "\003\300\015\000\324\015\001\335\015\000\336\015\001\347\015\000\350\015\002\362\015\003\374\015"
-        "\000L\016\001U\016\000V\016\001_\016\000`\016\002j\016\003t\016\003\210\016"
-        "\003\221\016\003\222\016\003\233\016\003\234\016\003\246\016\003\260\016\000\304\016\001\315\016"
-        "\000\316\016\001\327\016\000\330\016\002\342\016\003\354\016\000\000\017\001\011\017\000\012\017"
-        "\001\023\017\000\024\017\002\036\017\003(\017\000x\017\001\201\017\000\202\017\001\213\017"
-        "\000\214\017\002\226\017\003\240\017\003\264\017\003\275\017\003\276\017\003\307\017\003\310\017"
-        "\003\322\017\003\334\017\000\360\017\001\371\017\000\372\017\001\003\020\000\004\020\002\016\020"
-        "\003\030\020\000,\020\0015\020\0006\020\001\?\020\000@\020\002J\020\003T\020";
+        "\000x\000\000\214\000\002\226\000\002\230\000\002\232\000\002\234\000\002\236\000\000\240\000"
+        "\003\264\000\004\310\000\004\360\000\004\004\001\004\016\001\004\020\001\004\022\001\004\024\001"
+        "\004\026\001\004\030\001\004,\001\004@\001\000h\001\000|\001\002\206\001\002\210\001"
+        "\002\212\001\002\214\001\002\216\001\000\220\001\003\244\001\004\270\001\000\340\001\000\364\001"
+        "\002\376\001\002\000\002\002\002\002\002\004\002\002\006\002\000\010\002\003\034\002\0040\002"
+        "\000\320\002\000\344\002\002\356\002\002\360\002\002\362\002\002\364\002\002\366\002\000\370\002"
+        "\003\014\003\004 \003\004H\003\004\\\003\004f\003\004h\003\004j\003\004l\003"
+        "\004n\003\004p\003\004\204\003\004\230\003\000\300\003\000\324\003\002\336\003\002\340\003"
+        "\002\342\003\002\344\003\002\346\003\000\350\003\003\374\003\004\020\004\0008\004\000L\004"
+        "\002V\004\002X\004\002Z\004\002\\\004\002^\004\000`\004\003t\004\004\210\004"
+        "\000(\005\000<\005\002F\005\002H\005\002J\005\002L\005\002N\005\000P\005"
+        "\003d\005\004x\005\004\240\005\004\264\005\004\276\005\004\300\005\004\302\005\004\304\005"
+        "\004\306\005\004\310\005\004\334\005\004\360\005\000\030\006\000,\006\0026\006\0028\006"
+        "\002:\006\002<\006\002>\006\000@\006\003T\006\004h\006\000\220\006\000\244\006"
+        "\002\256\006\002\260\006\002\262\006\002\264\006\002\266\006\000\270\006\003\314\006\004\340\006"
+        "\000\200\007\000\224\007\002\236\007\002\240\007\002\242\007\002\244\007\002\246\007\000\250\007"
+        "\003\274\007\004\320\007\004\370\007\004\014\010\004\026\010\004\030\010\004\032\010\004\034\010"
+        "\004\036\010\004 \010\0044\010\004H\010\000p\010\000\204\010\002\216\010\002\220\010"
+        "\002\222\010\002\224\010\002\226\010\000\230\010\003\254\010\004\300\010\000\350\010\000\374\010"
+        "\002\006\011\002\010\011\002\012\011\002\014\011\002\016\011\000\020\011\003$\011\0048\011"
+        "\001\330\011\001\354\011\001\366\011\001\370\011\001\372\011\001\374\011\001\376\011\001\000\012"
+        "\001\024\012\005(\012\005P\012\005d\012\005n\012\005p\012\005r\012\005t\012"
+        "\005v\012\005x\012\005\214\012\005\240\012\001\310\012\001\334\012\001\346\012\001\350\012"
+        "\001\352\012\001\354\012\001\356\012\001\360\012\001\004\013\005\030\013\006@\013\006T\013"
+        "\006^\013\006`\013\006b\013\006d\013\006f\013\006h\013\006|\013\007\220\013"
+        "\0000\014\000D\014\002N\014\002P\014\002R\014\002T\014\002V\014\000X\014"
+        "\003l\014\004\200\014\004\250\014\004\274\014\004\306\014\004\310\014\004\312\014\004\314\014"
+        "\004\316\014\004\320\014\004\344\014\004\370\014\000 \015\0004\015\002>\015\002@\015"
+        "\002B\015\002D\015\002F\015\000H\015\003\\\015\004p\015\000\230\015\000\254\015"
+        "\002\266\015\002\270\015\002\272\015\002\274\015\002\276\015\000\300\015\003\324\015\004\350\015"
+        "\000\210\016\000\234\016\002\246\016\002\250\016\002\252\016\002\254\016\002\256\016\000\260\016"
+        "\003\304\016\004\330\016\004\000\017\004\024\017\004\036\017\004 \017\004\"\017\004$\017"
+        "\004&\017\004(\017\004<\017\004P\017\000x\017\000\214\017\002\226\017\002\230\017"
+        "\002\232\017\002\234\017\002\236\017\000\240\017\003\264\017\004\310\017\000\360\017\000\004\020"
+        "\002\016\020\002\020\020\002\022\020\002\024\020\002\026\020\000\030\020\003,\020\004@\020"
+        "\000\340\020\000\364\020\002\376\020\002\000\021\002\002\021\002\004\021\002\006\021\000\010\021"
+        "\003\034\021\0040\021\004X\021\004l\021\004v\021\004x\021\004z\021\004|\021"
+        "\004~\021\004\200\021\004\224\021\004\250\021\000\320\021\000\344\021\002\356\021\002\360\021"
+        "\002\362\021\002\364\021\002\366\021\000\370\021\003\014\022\004 \022\000H\022\000\\\022"
+        "\002f\022\002h\022\002j\022\002l\022\002n\022\000p\022\003\204\022\004\230\022"
+        "\0008\023\000L\023\002V\023\002X\023\002Z\023\002\\\023\002^\023\000`\023"
+        "\003t\023\004\210\023\004\260\023\004\304\023\004\316\023\004\320\023\004\322\023\004\324\023"
+        "\004\326\023\004\330\023\004\354\023\004\000\024\000(\024\000<\024\002F\024\002H\024"
+        "\002J\024\002L\024\002N\024\000P\024\003d\024\004x\024\000\240\024\000\264\024"
+        "\002\276\024\002\300\024\002\302\024\002\304\024\002\306\024\000\310\024\003\334\024\004\360\024"
+        "\000\220\025\000\244\025\002\256\025\002\260\025\002\262\025\002\264\025\002\266\025\000\270\025"
+        "\003\314\025\004\340\025\004\010\026\004\034\026\004&\026\004(\026\004*\026\004,\026"
+        "\004.\026\0040\026\004D\026\004X\026\000\200\026\000\224\026\002\236\026\002\240\026"
+        "\002\242\026\002\244\026\002\246\026\000\250\026\003\274\026\004\320\026\000\370\026\000\014\027"
+        "\002\026\027\002\030\027\002\032\027\002\034\027\002\036\027\000 \027\0034\027\004H\027"
+        "\000\350\027\000\374\027\002\006\030\002\010\030\002\012\030\002\014\030\002\016\030\000\020\030"
+        "\003$\030\0048\030\004`\030\004t\030\004~\030\004\200\030\004\202\030\004\204\030"
+        "\004\206\030\004\210\030\004\234\030\004\260\030\000\330\030\000\354\030\002\366\030\002\370\030"
+        "\002\372\030\002\374\030\002\376\030\000\000\031\003\024\031\004(\031\000P\031\000d\031"
+        "\002n\031\002p\031\002r\031\002t\031\002v\031\000x\031\003\214\031\004\240\031"
+        "\000@\032\000T\032\002^\032\002`\032\002b\032\002d\032\002f\032\000h\032"
+        "\003|\032\004\220\032\004\270\032\004\314\032\004\326\032\004\330\032\004\332\032\004\334\032"
+        "\004\336\032\004\340\032\004\364\032\004\010\033\0000\033\000D\033\002N\033\002P\033"
+        "\002R\033\002T\033\002V\033\000X\033\003l\033\004\200\033\000\250\033\000\274\033"
+        "\002\306\033\002\310\033\002\312\033\002\314\033\002\316\033\000\320\033\003\344\033\004\370\033"
+        "\000\230\034\000\254\034\002\266\034\002\270\034\002\272\034\002\274\034\002\276\034\000\300\034"
+        "\003\324\034\004\350\034\004\020\035\004$\035\004.\035\0040\035\0042\035\0044\035"
+        "\0046\035\0048\035\004L\035\004`\035\000\210\035\000\234\035\002\246\035\002\250\035"
+        "\002\252\035\002\254\035\002\256\035\000\260\035\003\304\035\004\330\035\000\000\036\000\024\036"
+        "\002\036\036\002 \036\002\"\036\002$\036\002&\036\000(\036\003<\036\004P\036"
+        "\000\360\036\000\004\037\002\016\037\002\020\037\002\022\037\002\024\037\002\026\037\000\030\037"
+        "\003,\037\004@\037\004h\037\004|\037\004\206\037\004\210\037\004\212\037\004\214\037"
+        "\004\216\037\004\220\037\004\244\037\004\270\037\000\340\037\000\364\037\002\376\037\002\000 "
+        "\002\002 \002\004 \002\006 \000\010 \003\034 \0040 \000X \000l "
+        "\002v \002x \002z \002| \002~ \000\200 \003\224 \004\250 "
+        "\000H!\000\\!\002f!\002h!\002j!\002l!\002n!\000p!"
+        "\003\204!\004\230!\004\300!\004\324!\004\336!\004\340!\004\342!\004\344!"
+        "\004\346!\004\350!\004\374!\004\020\"\0008\"\000L\"\002V\"\002X\""
+        "\002Z\"\002\\\"\002^\"\000`\"\003t\"\004\210\"\000\260\"\000\304\""
+        "\002\316\"\002\320\"\002\322\"\002\324\"\002\326\"\000\330\"\003\354\"\004\000#";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 83},
         {0x1fffffffull, 750, 74},
         {0x1fffffffull, 750, 78},
         {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 83},
+        {0x1fffffffull, 750, 84},
+        {0x1fffffc0ull, 900, 84},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_st_release_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_st_release_is_only_on_sm_75_and_later_from_ptx_isa_8_3,
         &ptxgen_unsupported_target_st_release_is_only_on_sm_75_and_later_from_ptx_isa_7_4,
         &ptxgen_unsupported_target_st_release_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
         &ptxgen_unsupported_target_st_release_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_st_release_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
+        &ptxgen_unsupported_target_st_release_is_only_on_sm_75_and_later_from_ptx_isa_8_4,
+        &ptxgen_unsupported_target_st_release_is_only_on_sm_90_and_later_from_ptx_isa_8_4,
     };
 };
 // Their asm statements, by position in that table (ld_st.forms.hpp).
@@ -2317,26 +3723,29 @@ PTXGEN_PTX_DEVICE void st_release_forms0(PtxgenA0 a, PtxgenA1 b);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = release, cache_hint = false, vec = none.
+ * Fixed by this wrapper: mmio = false, sem = release, evict_l2 = none, vec = none.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
  *   PtxgenCache: cache (none, wb, cg, cs, wt, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). a cache operator (.cop) or an L1 eviction priority
+ *   PtxgenCacheHint: cache_hint (true / false). the store takes a 64-bit cache policy (createpolicy)
  * Operands:
  *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
  *   b: the value stored (8-bit and .s16 stores take the low bits of a 32-bit register)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none>
+template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, bool PtxgenCacheHint = false>
 PTXGEN_PTX_DEVICE void st_release(
-    detail::reg_t<detail::store_type_a(store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, false, store_vec::none, PtxgenType)> a,
-    detail::reg_t<detail::store_type_b(store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, false, store_vec::none, PtxgenType)> b
+    detail::reg_t<detail::store_type_a(false, store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::store_type_b(false, store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::st_release_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache))>;
+    using ptxgen_f = detail::form_of<detail::st_release_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(detail::st_relaxed_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenCache>::ok);
+    static_assert(detail::st_relaxed_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenCache, PtxgenCacheHint>::ok);
+    static_assert(!(PtxgenCacheHint),
+                  "ptxgen: st: operand cache_policy is required when cache_hint = true");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2351,123 +3760,179 @@ PTXGEN_PTX_DEVICE void st_release(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 800 forms of st_release_v: form number * 256 + support class, by
+// The 60 forms of st_release: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct st_release_forms1_table {
+    static constexpr int width = 3;
+    static constexpr char table[] =
+        "\000\215\000\002\005\001\000}\001\000\365\001\000\345\002\002]\003\000\325\003\000M\004"
+        "\000=\005\002\265\005\000-\006\000\245\006\000\225\007\002\015\010\000\205\010\000\375\010"
+        "\001\355\011\003e\012\001\335\012\004U\013\000E\014\002\275\014\0005\015\000\255\015"
+        "\000\235\016\002\025\017\000\215\017\000\005\020\000\365\020\002m\021\000\345\021\000]\022"
+        "\000M\023\002\305\023\000=\024\000\265\024\000\245\025\002\035\026\000\225\026\000\015\027"
+        "\000\375\027\002u\030\000\355\030\000e\031\000U\032\002\315\032\000E\033\000\275\033"
+        "\000\255\034\002%\035\000\235\035\000\025\036\000\005\037\002}\037\000\365\037\000m "
+        "\000]!\002\325!\000M\"\000\305\"";
+    static constexpr gate gates[] = {
+        {0x1ffffffeull, 800, 74},
+        {0x1ffffffeull, 800, 83},
+        {0x1fffffc0ull, 900, 78},
+        {0x1fffffc0ull, 900, 83},
+        {0x1ffffffeull, 800, 84},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_st_release_is_only_on_sm_80_and_later_from_ptx_isa_7_4,
+        &ptxgen_unsupported_target_st_release_is_only_on_sm_80_and_later_from_ptx_isa_8_3,
+        &ptxgen_unsupported_target_st_release_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+        &ptxgen_unsupported_target_st_release_is_only_on_sm_90_and_later_from_ptx_isa_8_3,
+        &ptxgen_unsupported_target_st_release_is_only_on_sm_80_and_later_from_ptx_isa_8_4,
+    };
+};
+// Their asm statements, by position in that table (ld_st.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void st_release_forms1(PtxgenA0 a, PtxgenA1 b, PtxgenA2 cache_policy);
+
+}  // namespace detail
+#endif
+
+/**
+ * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
+ *
+ * Fixed by this wrapper: mmio = false, sem = release, evict_l2 = none, vec = none.
+ * Template parameters:
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
+ *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
+ *   PtxgenCache: cache (none, wb, cg, cs, wt, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). a cache operator (.cop) or an L1 eviction priority
+ *   PtxgenCacheHint: cache_hint (true / false). the store takes a 64-bit cache policy (createpolicy)
+ * Operands:
+ *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
+ *   b: the value stored (8-bit and .s16 stores take the low bits of a 32-bit register)
+ *   cache_policy: the cache policy (createpolicy)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, bool PtxgenCacheHint = false>
+PTXGEN_PTX_DEVICE void st_release(
+    detail::reg_t<detail::store_type_a(false, store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> a,
+    detail::reg_t<detail::store_type_b(false, store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, store_evict_l2::none, PtxgenCacheHint, store_vec::none, PtxgenType)> b,
+    std::uint64_t cache_policy
+) {
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::st_release_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 2, (PtxgenCacheHint ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::st_relaxed_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenCache, PtxgenCacheHint>::ok);
+    static_assert(PtxgenCacheHint,
+                  "ptxgen: st: operand cache_policy is only allowed when cache_hint = true");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::st_release_forms1<ptxgen_f::index>(a, b, cache_policy);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 640 forms of st_release_v: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct st_release_v_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\361\000\000\362\000\002\025\001\002\026\001\000\031\001\000\032\001\002=\001\002>\001"
-        "\000A\001\000B\001\003i\001\003j\001\004\221\001\004\222\001\004\341\001\004\342\001"
-        "\004\005\002\004\006\002\004\011\002\004\012\002\004-\002\004.\002\0041\002\0042\002"
-        "\004Y\002\004Z\002\004\201\002\004\202\002\000\321\002\000\322\002\002\365\002\002\366\002"
-        "\000\371\002\000\372\002\002\035\003\002\036\003\000!\003\000\"\003\003I\003\003J\003"
-        "\004q\003\004r\003\000\301\003\000\302\003\002\345\003\002\346\003\000\351\003\000\352\003"
-        "\002\015\004\002\016\004\000\021\004\000\022\004\0039\004\003:\004\004a\004\004b\004"
-        "\000\241\005\000\242\005\002\305\005\002\306\005\000\311\005\000\312\005\002\355\005\002\356\005"
-        "\000\361\005\000\362\005\003\031\006\003\032\006\004A\006\004B\006\004\221\006\004\222\006"
-        "\004\265\006\004\266\006\004\271\006\004\272\006\004\335\006\004\336\006\004\341\006\004\342\006"
-        "\004\011\007\004\012\007\0041\007\0042\007\000\201\007\000\202\007\002\245\007\002\246\007"
-        "\000\251\007\000\252\007\002\315\007\002\316\007\000\321\007\000\322\007\003\371\007\003\372\007"
-        "\004!\010\004\"\010\000q\010\000r\010\002\225\010\002\226\010\000\231\010\000\232\010"
-        "\002\275\010\002\276\010\000\301\010\000\302\010\003\351\010\003\352\010\004\021\011\004\022\011"
-        "\000Q\012\000R\012\001S\012\002u\012\002v\012\001w\012\000y\012\000z\012"
-        "\001{\012\002\235\012\002\236\012\001\237\012\000\241\012\000\242\012\003\311\012\003\312\012"
-        "\004\361\012\004\362\012\004A\013\004B\013\001C\013\004e\013\004f\013\001g\013"
-        "\004i\013\004j\013\001k\013\004\215\013\004\216\013\001\217\013\004\221\013\004\222\013"
-        "\004\271\013\004\272\013\004\341\013\004\342\013\0001\014\0002\014\0013\014\002U\014"
-        "\002V\014\001W\014\000Y\014\000Z\014\001[\014\002}\014\002~\014\001\177\014"
-        "\000\201\014\000\202\014\003\251\014\003\252\014\004\321\014\004\322\014\000!\015\000\"\015"
-        "\001#\015\002E\015\002F\015\001G\015\000I\015\000J\015\001K\015\002m\015"
-        "\002n\015\001o\015\000q\015\000r\015\003\231\015\003\232\015\004\301\015\004\302\015"
-        "\000\001\017\001\002\017\002%\017\001&\017\000)\017\001*\017\002M\017\001N\017"
-        "\000Q\017\003y\017\004\241\017\004\361\017\001\362\017\004\025\020\001\026\020\004\031\020"
-        "\001\032\020\004=\020\001>\020\004A\020\004i\020\004\221\020\000\341\020\001\342\020"
-        "\002\005\021\001\006\021\000\011\021\001\012\021\002-\021\001.\021\0001\021\003Y\021"
-        "\004\201\021\000\321\021\001\322\021\002\365\021\001\366\021\000\371\021\001\372\021\002\035\022"
-        "\001\036\022\000!\022\003I\022\004q\022\000\261\023\000\262\023\002\325\023\002\326\023"
-        "\000\331\023\000\332\023\002\375\023\002\376\023\000\001\024\000\002\024\003)\024\003*\024"
-        "\004Q\024\004R\024\004\241\024\004\242\024\004\305\024\004\306\024\004\311\024\004\312\024"
-        "\004\355\024\004\356\024\004\361\024\004\362\024\004\031\025\004\032\025\004A\025\004B\025"
-        "\000\221\025\000\222\025\002\265\025\002\266\025\000\271\025\000\272\025\002\335\025\002\336\025"
-        "\000\341\025\000\342\025\003\011\026\003\012\026\0041\026\0042\026\000\201\026\000\202\026"
-        "\002\245\026\002\246\026\000\251\026\000\252\026\002\315\026\002\316\026\000\321\026\000\322\026"
-        "\003\371\026\003\372\026\004!\027\004\"\027\000a\030\000b\030\002\205\030\002\206\030"
-        "\000\211\030\000\212\030\002\255\030\002\256\030\000\261\030\000\262\030\003\331\030\003\332\030"
-        "\004\001\031\004\002\031\004Q\031\004R\031\004u\031\004v\031\004y\031\004z\031"
-        "\004\235\031\004\236\031\004\241\031\004\242\031\004\311\031\004\312\031\004\361\031\004\362\031"
-        "\000A\032\000B\032\002e\032\002f\032\000i\032\000j\032\002\215\032\002\216\032"
-        "\000\221\032\000\222\032\003\271\032\003\272\032\004\341\032\004\342\032\0001\033\0002\033"
-        "\002U\033\002V\033\000Y\033\000Z\033\002}\033\002~\033\000\201\033\000\202\033"
-        "\003\251\033\003\252\033\004\321\033\004\322\033\000\021\035\000\022\035\001\023\035\0025\035"
-        "\0026\035\0017\035\0009\035\000:\035\001;\035\002]\035\002^\035\001_\035"
-        "\000a\035\000b\035\003\211\035\003\212\035\004\261\035\004\262\035\004\001\036\004\002\036"
-        "\001\003\036\004%\036\004&\036\001'\036\004)\036\004*\036\001+\036\004M\036"
-        "\004N\036\001O\036\004Q\036\004R\036\004y\036\004z\036\004\241\036\004\242\036"
-        "\000\361\036\000\362\036\001\363\036\002\025\037\002\026\037\001\027\037\000\031\037\000\032\037"
-        "\001\033\037\002=\037\002>\037\001\?\037\000A\037\000B\037\003i\037\003j\037"
-        "\004\221\037\004\222\037\000\341\037\000\342\037\001\343\037\002\005 \002\006 \001\007 "
-        "\000\011 \000\012 \001\013 \002- \002. \001/ \0001 \0002 "
-        "\003Y \003Z \004\201 \004\202 \000\301!\001\302!\002\345!\001\346!"
-        "\000\351!\001\352!\002\015\"\001\016\"\000\021\"\0039\"\004a\"\004\261\""
-        "\001\262\"\004\325\"\001\326\"\004\331\"\001\332\"\004\375\"\001\376\"\004\001#"
-        "\004)#\004Q#\000\241#\001\242#\002\305#\001\306#\000\311#\001\312#"
-        "\002\355#\001\356#\000\361#\003\031$\004A$\000\221$\001\222$\002\265$"
-        "\001\266$\000\271$\001\272$\002\335$\001\336$\000\341$\003\011%\0041%"
-        "\000q&\000r&\002\225&\002\226&\000\231&\000\232&\002\275&\002\276&"
-        "\000\301&\000\302&\003\351&\003\352&\004\021'\004\022'\004a'\004b'"
-        "\004\205'\004\206'\004\211'\004\212'\004\255'\004\256'\004\261'\004\262'"
-        "\004\331'\004\332'\004\001(\004\002(\000Q(\000R(\002u(\002v("
-        "\000y(\000z(\002\235(\002\236(\000\241(\000\242(\003\311(\003\312("
-        "\004\361(\004\362(\000A)\000B)\002e)\002f)\000i)\000j)"
-        "\002\215)\002\216)\000\221)\000\222)\003\271)\003\272)\004\341)\004\342)"
-        "\000!+\000\"+\002E+\002F+\000I+\000J+\002m+\002n+"
-        "\000q+\000r+\003\231+\003\232+\004\301+\004\302+\004\021,\004\022,"
-        "\0045,\0046,\0049,\004:,\004],\004^,\004a,\004b,"
-        "\004\211,\004\212,\004\261,\004\262,\000\001-\000\002-\002%-\002&-"
-        "\000)-\000*-\002M-\002N-\000Q-\000R-\003y-\003z-"
-        "\004\241-\004\242-\000\361-\000\362-\002\025.\002\026.\000\031.\000\032."
-        "\002=.\002>.\000A.\000B.\003i.\003j.\004\221.\004\222."
-        "\000\321/\000\322/\001\323/\002\365/\002\366/\001\367/\000\371/\000\372/"
-        "\001\373/\002\0350\002\0360\001\0370\000!0\000\"0\003I0\003J0"
-        "\004q0\004r0\004\3010\004\3020\001\3030\004\3450\004\3460\001\3470"
-        "\004\3510\004\3520\001\3530\004\0151\004\0161\001\0171\004\0211\004\0221"
-        "\00491\004:1\004a1\004b1\000\2611\000\2621\001\2631\002\3251"
-        "\002\3261\001\3271\000\3311\000\3321\001\3331\002\3751\002\3761\001\3771"
-        "\000\0012\000\0022\003)2\003*2\004Q2\004R2\000\2412\000\2422"
-        "\001\2432\002\3052\002\3062\001\3072\000\3112\000\3122\001\3132\002\3552"
-        "\002\3562\001\3572\000\3612\000\3622\003\0313\003\0323\004A3\004B3"
-        "\000\2014\001\2024\002\2454\001\2464\000\2514\001\2524\002\3154\001\3164"
-        "\000\3214\003\3714\004!5\004q5\001r5\004\2255\001\2265\004\2315"
-        "\001\2325\004\2755\001\2765\004\3015\004\3515\004\0216\000a6\001b6"
-        "\002\2056\001\2066\000\2116\001\2126\002\2556\001\2566\000\2616\003\3316"
-        "\004\0017\000Q7\001R7\002u7\001v7\000y7\001z7\002\2357"
-        "\001\2367\000\2417\003\3117\004\3617\00019\00029\00139\002U9"
-        "\002V9\001W9\000Y9\000Z9\001[9\002}9\002~9\001\1779"
-        "\000\2019\000\2029\003\2519\003\2529\004\3219\004\3229\004!:\004\":"
-        "\001#:\004E:\004F:\001G:\004I:\004J:\001K:\004m:"
-        "\004n:\001o:\004q:\004r:\004\231:\004\232:\004\301:\004\302:"
-        "\000\021;\000\022;\001\023;\0025;\0026;\0017;\0009;\000:;"
-        "\001;;\002];\002^;\001_;\000a;\000b;\003\211;\003\212;"
-        "\004\261;\004\262;\000\001<\000\002<\001\003<\002%<\002&<\001'<"
-        "\000)<\000*<\001+<\002M<\002N<\001O<\000Q<\000R<"
-        "\003y<\003z<\004\241<\004\242<\000\341=\001\342=\002\005>\001\006>"
-        "\000\011>\001\012>\002->\001.>\0001>\003Y>\004\201>\004\321>"
-        "\001\322>\004\365>\001\366>\004\371>\001\372>\004\035\?\001\036\?\004!\?"
-        "\004I\?\004q\?\000\301\?\001\302\?\002\345\?\001\346\?\000\351\?\001\352\?"
-        "\002\015@\001\016@\000\021@\0039@\004a@\000\261@\001\262@\002\325@"
-        "\001\326@\000\331@\001\332@\002\375@\001\376@\000\001A\003)A\004QA";
+        "\000a\000\000b\000\000q\000\000r\000\000\201\000\000\202\000\002\221\000\002\222\000"
+        "\003\241\000\003\242\000\003\301\000\003\302\000\003\321\000\003\322\000\003\341\000\003\342\000"
+        "\003\361\000\003\362\000\003\001\001\003\002\001\000!\001\000\"\001\0001\001\0002\001"
+        "\000A\001\000B\001\002Q\001\002R\001\003a\001\003b\001\000\201\001\000\202\001"
+        "\000\221\001\000\222\001\000\241\001\000\242\001\002\261\001\002\262\001\003\301\001\003\302\001"
+        "\000A\002\000B\002\000Q\002\000R\002\000a\002\000b\002\002q\002\002r\002"
+        "\003\201\002\003\202\002\003\241\002\003\242\002\003\261\002\003\262\002\003\301\002\003\302\002"
+        "\003\321\002\003\322\002\003\341\002\003\342\002\000\001\003\000\002\003\000\021\003\000\022\003"
+        "\000!\003\000\"\003\0021\003\0022\003\003A\003\003B\003\000a\003\000b\003"
+        "\000q\003\000r\003\000\201\003\000\202\003\002\221\003\002\222\003\003\241\003\003\242\003"
+        "\000!\004\000\"\004\001#\004\0001\004\0002\004\0013\004\0017\004\001;\004"
+        "\001\?\004\000A\004\000B\004\002Q\004\002R\004\003a\004\003b\004\003\201\004"
+        "\003\202\004\001\203\004\003\221\004\003\222\004\001\223\004\001\227\004\001\233\004\001\237\004"
+        "\003\241\004\003\242\004\003\261\004\003\262\004\003\301\004\003\302\004\000\341\004\000\342\004"
+        "\001\343\004\000\361\004\000\362\004\001\363\004\001\367\004\001\373\004\001\377\004\000\001\005"
+        "\000\002\005\002\021\005\002\022\005\003!\005\003\"\005\000A\005\000B\005\001C\005"
+        "\000Q\005\000R\005\001S\005\001W\005\001[\005\001_\005\000a\005\000b\005"
+        "\002q\005\002r\005\003\201\005\003\202\005\000\001\006\001\002\006\000\021\006\001\022\006"
+        "\001\026\006\001\032\006\001\036\006\000!\006\0021\006\003A\006\003a\006\001b\006"
+        "\003q\006\001r\006\001v\006\001z\006\001~\006\003\201\006\003\221\006\003\241\006"
+        "\000\301\006\001\302\006\000\321\006\001\322\006\001\326\006\001\332\006\001\336\006\000\341\006"
+        "\002\361\006\003\001\007\000!\007\001\"\007\0001\007\0012\007\0016\007\001:\007"
+        "\001>\007\000A\007\002Q\007\003a\007\000\301\011\000\302\011\000\321\011\000\322\011"
+        "\000\341\011\000\342\011\002\361\011\002\362\011\003\001\012\003\002\012\003!\012\003\"\012"
+        "\0031\012\0032\012\003A\012\003B\012\003Q\012\003R\012\003a\012\003b\012"
+        "\000\201\012\000\202\012\000\221\012\000\222\012\000\241\012\000\242\012\002\261\012\002\262\012"
+        "\003\301\012\003\302\012\000\341\012\000\342\012\000\361\012\000\362\012\000\001\013\000\002\013"
+        "\002\021\013\002\022\013\003!\013\003\"\013\000\241\013\000\242\013\000\261\013\000\262\013"
+        "\000\301\013\000\302\013\002\321\013\002\322\013\003\341\013\003\342\013\003\001\014\003\002\014"
+        "\003\021\014\003\022\014\003!\014\003\"\014\0031\014\0032\014\003A\014\003B\014"
+        "\000a\014\000b\014\000q\014\000r\014\000\201\014\000\202\014\002\221\014\002\222\014"
+        "\003\241\014\003\242\014\000\301\014\000\302\014\000\321\014\000\322\014\000\341\014\000\342\014"
+        "\002\361\014\002\362\014\003\001\015\003\002\015\000\201\015\000\202\015\001\203\015\000\221\015"
+        "\000\222\015\001\223\015\001\227\015\001\233\015\001\237\015\000\241\015\000\242\015\002\261\015"
+        "\002\262\015\003\301\015\003\302\015\003\341\015\003\342\015\001\343\015\003\361\015\003\362\015"
+        "\001\363\015\001\367\015\001\373\015\001\377\015\003\001\016\003\002\016\003\021\016\003\022\016"
+        "\003!\016\003\"\016\000A\016\000B\016\001C\016\000Q\016\000R\016\001S\016"
+        "\001W\016\001[\016\001_\016\000a\016\000b\016\002q\016\002r\016\003\201\016"
+        "\003\202\016\000\241\016\000\242\016\001\243\016\000\261\016\000\262\016\001\263\016\001\267\016"
+        "\001\273\016\001\277\016\000\301\016\000\302\016\002\321\016\002\322\016\003\341\016\003\342\016"
+        "\000a\017\001b\017\000q\017\001r\017\001v\017\001z\017\001~\017\000\201\017"
+        "\002\221\017\003\241\017\003\301\017\001\302\017\003\321\017\001\322\017\001\326\017\001\332\017"
+        "\001\336\017\003\341\017\003\361\017\003\001\020\000!\020\001\"\020\0001\020\0012\020"
+        "\0016\020\001:\020\001>\020\000A\020\002Q\020\003a\020\000\201\020\001\202\020"
+        "\000\221\020\001\222\020\001\226\020\001\232\020\001\236\020\000\241\020\002\261\020\003\301\020"
+        "\000A\021\000B\021\000Q\021\000R\021\000a\021\000b\021\002q\021\002r\021"
+        "\003\201\021\003\202\021\003\241\021\003\242\021\003\261\021\003\262\021\003\301\021\003\302\021"
+        "\003\321\021\003\322\021\003\341\021\003\342\021\000\001\022\000\002\022\000\021\022\000\022\022"
+        "\000!\022\000\"\022\0021\022\0022\022\003A\022\003B\022\000a\022\000b\022"
+        "\000q\022\000r\022\000\201\022\000\202\022\002\221\022\002\222\022\003\241\022\003\242\022"
+        "\000!\023\000\"\023\0001\023\0002\023\000A\023\000B\023\002Q\023\002R\023"
+        "\003a\023\003b\023\003\201\023\003\202\023\003\221\023\003\222\023\003\241\023\003\242\023"
+        "\003\261\023\003\262\023\003\301\023\003\302\023\000\341\023\000\342\023\000\361\023\000\362\023"
+        "\000\001\024\000\002\024\002\021\024\002\022\024\003!\024\003\"\024\000A\024\000B\024"
+        "\000Q\024\000R\024\000a\024\000b\024\002q\024\002r\024\003\201\024\003\202\024"
+        "\000\001\025\000\002\025\001\003\025\000\021\025\000\022\025\001\023\025\001\027\025\001\033\025"
+        "\001\037\025\000!\025\000\"\025\0021\025\0022\025\003A\025\003B\025\003a\025"
+        "\003b\025\001c\025\003q\025\003r\025\001s\025\001w\025\001{\025\001\177\025"
+        "\003\201\025\003\202\025\003\221\025\003\222\025\003\241\025\003\242\025\000\301\025\000\302\025"
+        "\001\303\025\000\321\025\000\322\025\001\323\025\001\327\025\001\333\025\001\337\025\000\341\025"
+        "\000\342\025\002\361\025\002\362\025\003\001\026\003\002\026\000!\026\000\"\026\001#\026"
+        "\0001\026\0002\026\0013\026\0017\026\001;\026\001\?\026\000A\026\000B\026"
+        "\002Q\026\002R\026\003a\026\003b\026\000\341\026\001\342\026\000\361\026\001\362\026"
+        "\001\366\026\001\372\026\001\376\026\000\001\027\002\021\027\003!\027\003A\027\001B\027"
+        "\003Q\027\001R\027\001V\027\001Z\027\001^\027\003a\027\003q\027\003\201\027"
+        "\000\241\027\001\242\027\000\261\027\001\262\027\001\266\027\001\272\027\001\276\027\000\301\027"
+        "\002\321\027\003\341\027\000\001\030\001\002\030\000\021\030\001\022\030\001\026\030\001\032\030"
+        "\001\036\030\000!\030\0021\030\003A\030\000\301\030\000\302\030\001\303\030\000\321\030"
+        "\000\322\030\001\323\030\001\327\030\001\333\030\001\337\030\000\341\030\000\342\030\002\361\030"
+        "\002\362\030\003\001\031\003\002\031\003!\031\003\"\031\001#\031\0031\031\0032\031"
+        "\0013\031\0017\031\001;\031\001\?\031\003A\031\003B\031\003Q\031\003R\031"
+        "\003a\031\003b\031\000\201\031\000\202\031\001\203\031\000\221\031\000\222\031\001\223\031"
+        "\001\227\031\001\233\031\001\237\031\000\241\031\000\242\031\002\261\031\002\262\031\003\301\031"
+        "\003\302\031\000\341\031\000\342\031\001\343\031\000\361\031\000\362\031\001\363\031\001\367\031"
+        "\001\373\031\001\377\031\000\001\032\000\002\032\002\021\032\002\022\032\003!\032\003\"\032"
+        "\000\241\032\001\242\032\000\261\032\001\262\032\001\266\032\001\272\032\001\276\032\000\301\032"
+        "\002\321\032\003\341\032\003\001\033\001\002\033\003\021\033\001\022\033\001\026\033\001\032\033"
+        "\001\036\033\003!\033\0031\033\003A\033\000a\033\001b\033\000q\033\001r\033"
+        "\001v\033\001z\033\001~\033\000\201\033\002\221\033\003\241\033\000\301\033\001\302\033"
+        "\000\321\033\001\322\033\001\326\033\001\332\033\001\336\033\000\341\033\002\361\033\003\001\034";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 0},
         {0x1fffff00ull, 1000, 88},
-        {0x1fffffffull, 750, 74},
         {0x1fffffffull, 750, 78},
         {0x1fffffc0ull, 900, 78},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_st_release_v_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
         &ptxgen_unsupported_target_st_release_v_is_only_on_sm_100_and_later_from_ptx_isa_8_8,
-        &ptxgen_unsupported_target_st_release_v_is_only_on_sm_75_and_later_from_ptx_isa_7_4,
         &ptxgen_unsupported_target_st_release_v_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
         &ptxgen_unsupported_target_st_release_v_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
     };
@@ -2482,29 +3947,29 @@ PTXGEN_PTX_DEVICE void st_release_v_forms0(PtxgenA0 a, const PtxgenA1& v);
 /**
  * `st`: store a register or a vector of registers to memory (spec: spec/instructions/ld_st.yaml).
  *
- * Fixed by this wrapper: sem = release, cache_hint = false.
+ * Fixed by this wrapper: mmio = false, sem = release, cache = none, cache_hint = false.
  * Template parameters:
- *   PtxgenType: type (b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
+ *   PtxgenType: type (b8, b16, b32, b64, b128, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64).
  *   PtxgenScope: scope (none, cta, cluster, gpu, sys).
  *   PtxgenSpace: space (none, global, shared, shared::cta, shared::cluster, local). the state space; generic addressing when left out (.param is not offered)
- *   PtxgenCache: cache (none, wb, cg, cs, wt, L1::evict_normal, L1::evict_unchanged, L1::evict_first, L1::evict_last, L1::no_allocate). a cache operator (.cop) or an L1 eviction priority
+ *   PtxgenEvictL2: evict_l2 (none, L2::evict_normal, L2::evict_first, L2::evict_last). an L2 eviction priority (256-bit stores only)
  *   PtxgenVec: vec (none, v2, v4, v8).
  * Operands:
  *   a: the address (a 32-bit shared address with .shared; a 64-bit address otherwise)
  *   v: the vector stored
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, store_vec PtxgenVec = store_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_evict_l2 PtxgenEvictL2 = store_evict_l2::none, store_vec PtxgenVec = store_vec::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void st_release_v(
-    detail::reg_t<detail::store_type_a(store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, false, PtxgenVec, PtxgenType)> a,
+    detail::reg_t<detail::store_type_a(false, store_sem::release, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType)> a,
     const PtxgenElem0 (&v)[PtxgenLength0]
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::st_release_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 14, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 6, static_cast<long long>(PtxgenSpace)), 10, static_cast<long long>(PtxgenCache)), 4, static_cast<long long>(PtxgenVec))>;
+    using ptxgen_f = detail::form_of<detail::st_release_v_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 15, static_cast<long long>(PtxgenType)), 5, static_cast<long long>(PtxgenScope)), 6, static_cast<long long>(PtxgenSpace)), 4, static_cast<long long>(PtxgenEvictL2)), 4, static_cast<long long>(PtxgenVec))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
-    static_assert(detail::st_relaxed_v_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenCache, PtxgenVec>::ok);
-    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, false, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, false, PtxgenVec, PtxgenType));
+    static_assert(detail::st_relaxed_v_checks<PtxgenType, PtxgenScope, PtxgenSpace, PtxgenEvictL2, PtxgenVec>::ok);
+    static_assert(detail::store_v_element_type<detail::reg_or_t<detail::store_type_v(false, store_sem::release, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType), PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = static_cast<decltype(sizeof(0))>(detail::store_count_v(false, store_sem::release, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType));
     static_assert(detail::store_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: st: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");

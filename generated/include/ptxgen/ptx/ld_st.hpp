@@ -46,20 +46,37 @@ enum class load_space : int {
 };
 
 /**
- * ld: qualifier cache (.{}). a cache operator (.cop) or an L1 eviction priority (the ISA's two syntax lines take one or the other)
+ * ld: qualifier cop (.{}). a cache operator (written before .nc, as ld.global.cg.nc)
  */
-enum class load_cache : int {
+enum class load_cop : int {
     none,
     ca,
     cg,
     cs,
     lu,
     cv,
+};
+
+/**
+ * ld: qualifier cache (.{}). an L1 eviction priority (written after .nc, as ld.global.nc.L1::evict_last)
+ */
+enum class load_cache : int {
+    none,
     L1_evict_normal,
     L1_evict_unchanged,
     L1_evict_first,
     L1_evict_last,
     L1_no_allocate,
+};
+
+/**
+ * ld: qualifier evict_l2 (.{}). an L2 eviction priority (256-bit loads only)
+ */
+enum class load_evict_l2 : int {
+    none,
+    L2_evict_normal,
+    L2_evict_first,
+    L2_evict_last,
 };
 
 /**
@@ -90,6 +107,7 @@ enum class load_type : int {
     b16,
     b32,
     b64,
+    b128,
     u8,
     u16,
     u32,
@@ -152,6 +170,16 @@ enum class store_cache : int {
 };
 
 /**
+ * st: qualifier evict_l2 (.{}). an L2 eviction priority (256-bit stores only)
+ */
+enum class store_evict_l2 : int {
+    none,
+    L2_evict_normal,
+    L2_evict_first,
+    L2_evict_last,
+};
+
+/**
  * st: qualifier vec (.{}).
  */
 enum class store_vec : int {
@@ -169,6 +197,7 @@ enum class store_type : int {
     b16,
     b32,
     b64,
+    b128,
     u8,
     u16,
     u32,
@@ -184,23 +213,23 @@ enum class store_type : int {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int load_type_d(load_sem, load_scope, load_space, load_cache, bool, load_prefetch, load_vec, load_type type) {
-    if (const long long ptxgen_v = detail::entry("\001\010\001\003\001\010\001\003\002\002\002\003\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int load_type_d(bool, load_sem, load_scope, load_space, load_cop, bool, load_cache, load_evict_l2, bool, load_prefetch, load_vec, load_type type) {
+    if (const long long ptxgen_v = detail::entry("\001\010\001\003\013\001\010\001\003\002\002\002\003\004\005"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 15)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int load_type_v(load_sem, load_scope, load_space, load_cache, bool, load_prefetch, load_vec, load_type type) {
-    if (const long long ptxgen_v = detail::entry("\001\010\001\003\001\010\001\003\002\002\002\003\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int load_type_v(bool, load_sem, load_scope, load_space, load_cop, bool, load_cache, load_evict_l2, bool, load_prefetch, load_vec, load_type type) {
+    if (const long long ptxgen_v = detail::entry("\001\010\001\003\013\001\010\001\003\002\002\002\003\004\005"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 15)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int load_count_v(load_sem, load_scope, load_space, load_cache, bool, load_prefetch, load_vec vec, load_type) {
+PTXGEN_PTX_CONSTEXPR int load_count_v(bool, load_sem, load_scope, load_space, load_cop, bool, load_cache, load_evict_l2, bool, load_prefetch, load_vec vec, load_type) {
     if (const long long ptxgen_v = detail::entry("\000\003\005\011"
             , 1, detail::cell(0, 1, static_cast<long long>(vec), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -208,15 +237,15 @@ PTXGEN_PTX_CONSTEXPR int load_count_v(load_sem, load_scope, load_space, load_cac
     return 0;
 }
 
-PTXGEN_PTX_CONSTEXPR int store_type_v(store_sem, store_scope, store_space, store_cache, bool, store_vec, store_type type) {
-    if (const long long ptxgen_v = detail::entry("\001\010\001\003\001\010\001\003\002\002\002\003\004\005"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
+PTXGEN_PTX_CONSTEXPR int store_type_v(bool, store_sem, store_scope, store_space, store_cache, store_evict_l2, bool, store_vec, store_type type) {
+    if (const long long ptxgen_v = detail::entry("\001\010\001\003\013\001\010\001\003\002\002\002\003\004\005"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 15)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
-PTXGEN_PTX_CONSTEXPR int store_count_v(store_sem, store_scope, store_space, store_cache, bool, store_vec vec, store_type) {
+PTXGEN_PTX_CONSTEXPR int store_count_v(bool, store_sem, store_scope, store_space, store_cache, store_evict_l2, bool, store_vec vec, store_type) {
     if (const long long ptxgen_v = detail::entry("\000\003\005\011"
             , 1, detail::cell(0, 1, static_cast<long long>(vec), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -226,8 +255,16 @@ PTXGEN_PTX_CONSTEXPR int store_count_v(store_sem, store_scope, store_space, stor
 
 #if defined(__CUDA_ARCH__) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS)
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_acquire_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_acquire_is_only_on_sm_75_and_later_from_ptx_isa_7_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_acquire_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_acquire_is_only_on_sm_75_and_later_from_ptx_isa_8_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_acquire_is_only_on_sm_75_and_later_from_ptx_isa_8_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_acquire_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_acquire_is_only_on_sm_80_and_later_from_ptx_isa_8_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_acquire_is_only_on_sm_80_and_later_from_ptx_isa_8_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_acquire_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_acquire_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_acquire_is_only_on_sm_90_and_later_from_ptx_isa_8_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_acquire_v_is_only_on_sm_100_and_later_from_ptx_isa_8_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_acquire_v_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_acquire_v_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
@@ -235,11 +272,25 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_acquire_v_is_only
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_is_only_on_sm_75_and_later_from_ptx_isa_7_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_is_only_on_sm_75_and_later_from_ptx_isa_8_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_is_only_on_sm_80_and_later_from_ptx_isa_8_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_mmio_is_only_on_sm_75_and_later_from_ptx_isa_8_2();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_mmio_is_only_on_sm_75_and_later_from_ptx_isa_8_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_mmio_is_only_on_sm_75_and_later_from_ptx_isa_9_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_7_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_8_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_8_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_80_and_later_from_ptx_isa_8_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_80_and_later_from_ptx_isa_8_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_90_and_later_from_ptx_isa_8_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_relaxed_v_is_only_on_sm_100_and_later_from_ptx_isa_8_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_relaxed_v_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_relaxed_v_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
@@ -253,9 +304,12 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_v_is_only_on_sm_9
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_volatile_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_volatile_is_only_on_sm_75_and_later_from_ptx_isa_7_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_volatile_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_volatile_is_only_on_sm_75_and_later_from_ptx_isa_8_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_volatile_is_only_on_sm_75_and_later_from_ptx_isa_9_1();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_volatile_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_volatile_is_only_on_sm_80_and_later_from_ptx_isa_8_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_volatile_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_volatile_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_volatile_v_is_only_on_sm_100_and_later_from_ptx_isa_8_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_volatile_v_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_volatile_v_is_only_on_sm_75_and_later_from_ptx_isa_7_4();
@@ -266,24 +320,42 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_ld_volatile_v_is_onl
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_is_only_on_sm_75_and_later_from_ptx_isa_7_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_is_only_on_sm_75_and_later_from_ptx_isa_8_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_is_only_on_sm_80_and_later_from_ptx_isa_8_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_mmio_is_only_on_sm_75_and_later_from_ptx_isa_8_2();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_mmio_is_only_on_sm_75_and_later_from_ptx_isa_8_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_mmio_is_only_on_sm_75_and_later_from_ptx_isa_9_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_7_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_8_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_8_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_relaxed_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_relaxed_is_only_on_sm_80_and_later_from_ptx_isa_8_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_relaxed_is_only_on_sm_80_and_later_from_ptx_isa_8_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_relaxed_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_relaxed_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_relaxed_is_only_on_sm_90_and_later_from_ptx_isa_8_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_relaxed_v_is_only_on_sm_100_and_later_from_ptx_isa_8_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_relaxed_v_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_relaxed_v_is_only_on_sm_75_and_later_from_ptx_isa_7_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_relaxed_v_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_relaxed_v_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_release_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_release_is_only_on_sm_75_and_later_from_ptx_isa_7_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_release_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_release_is_only_on_sm_75_and_later_from_ptx_isa_8_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_release_is_only_on_sm_75_and_later_from_ptx_isa_8_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_release_is_only_on_sm_80_and_later_from_ptx_isa_7_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_release_is_only_on_sm_80_and_later_from_ptx_isa_8_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_release_is_only_on_sm_80_and_later_from_ptx_isa_8_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_release_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_release_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_release_is_only_on_sm_90_and_later_from_ptx_isa_8_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_release_v_is_only_on_sm_100_and_later_from_ptx_isa_8_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_release_v_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
-extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_release_v_is_only_on_sm_75_and_later_from_ptx_isa_7_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_release_v_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_release_v_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_v_is_only_on_sm_100_and_later_from_ptx_isa_8_8();
@@ -294,8 +366,10 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_v_is_only_on_sm_8
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_v_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_volatile_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_volatile_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_volatile_is_only_on_sm_75_and_later_from_ptx_isa_8_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_volatile_is_only_on_sm_75_and_later_from_ptx_isa_9_1();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_volatile_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_volatile_is_only_on_sm_90_and_later_from_ptx_isa_8_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_volatile_v_is_only_on_sm_100_and_later_from_ptx_isa_8_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_volatile_v_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_volatile_v_is_only_on_sm_75_and_later_from_ptx_isa_7_8();
@@ -310,9 +384,9 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_st_volatile_v_is_onl
  * them as `typename ld_v_operands<...>::v v;`
  * (std::extent gives the register count).
  */
-template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none, load_vec PtxgenVec = load_vec::none>
+template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cop PtxgenCop = load_cop::none, bool PtxgenNc = false, load_cache PtxgenCache = load_cache::none, load_evict_l2 PtxgenEvictL2 = load_evict_l2::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none, load_vec PtxgenVec = load_vec::none>
 struct ld_v_operands {
-    using v = detail::reg_t<detail::load_type_v(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::load_count_v(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType))];
+    using v = detail::reg_t<detail::load_type_v(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::load_count_v(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenPrefetch, PtxgenVec, PtxgenType))];
 };
 
 /**
@@ -322,7 +396,7 @@ struct ld_v_operands {
  */
 template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_prefetch PtxgenPrefetch = load_prefetch::none, load_vec PtxgenVec = load_vec::none>
 struct ld_volatile_v_operands {
-    using v = detail::reg_t<detail::load_type_v(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cache::none, false, PtxgenPrefetch, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::load_count_v(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cache::none, false, PtxgenPrefetch, PtxgenVec, PtxgenType))];
+    using v = detail::reg_t<detail::load_type_v(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::load_count_v(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, PtxgenVec, PtxgenType))];
 };
 
 /**
@@ -330,9 +404,9 @@ struct ld_volatile_v_operands {
  * them as `typename ld_relaxed_v_operands<...>::v v;`
  * (std::extent gives the register count).
  */
-template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_vec PtxgenVec = load_vec::none>
+template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_evict_l2 PtxgenEvictL2 = load_evict_l2::none, load_vec PtxgenVec = load_vec::none>
 struct ld_relaxed_v_operands {
-    using v = detail::reg_t<detail::load_type_v(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::load_count_v(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, PtxgenVec, PtxgenType))];
+    using v = detail::reg_t<detail::load_type_v(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::load_count_v(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType))];
 };
 
 /**
@@ -340,9 +414,9 @@ struct ld_relaxed_v_operands {
  * them as `typename ld_acquire_v_operands<...>::v v;`
  * (std::extent gives the register count).
  */
-template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_vec PtxgenVec = load_vec::none>
+template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_evict_l2 PtxgenEvictL2 = load_evict_l2::none, load_vec PtxgenVec = load_vec::none>
 struct ld_acquire_v_operands {
-    using v = detail::reg_t<detail::load_type_v(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::load_count_v(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, PtxgenVec, PtxgenType))];
+    using v = detail::reg_t<detail::load_type_v(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::load_count_v(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, load_cache::none, PtxgenEvictL2, false, load_prefetch::none, PtxgenVec, PtxgenType))];
 };
 
 /**
@@ -350,9 +424,9 @@ struct ld_acquire_v_operands {
  * them as `typename st_v_operands<...>::v v;`
  * (std::extent gives the register count).
  */
-template <store_type PtxgenType, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, bool PtxgenCacheHint = false, store_vec PtxgenVec = store_vec::none>
+template <store_type PtxgenType, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, store_evict_l2 PtxgenEvictL2 = store_evict_l2::none, bool PtxgenCacheHint = false, store_vec PtxgenVec = store_vec::none>
 struct st_v_operands {
-    using v = detail::reg_t<detail::store_type_v(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::store_count_v(store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenVec, PtxgenType))];
+    using v = detail::reg_t<detail::store_type_v(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::store_count_v(false, store_sem::none, store_scope::none, PtxgenSpace, PtxgenCache, PtxgenEvictL2, PtxgenCacheHint, PtxgenVec, PtxgenType))];
 };
 
 /**
@@ -362,7 +436,7 @@ struct st_v_operands {
  */
 template <store_type PtxgenType, store_space PtxgenSpace = store_space::none, store_vec PtxgenVec = store_vec::none>
 struct st_volatile_v_operands {
-    using v = detail::reg_t<detail::store_type_v(store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, false, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::store_count_v(store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, false, PtxgenVec, PtxgenType))];
+    using v = detail::reg_t<detail::store_type_v(false, store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::store_count_v(false, store_sem::sem_volatile, store_scope::none, PtxgenSpace, store_cache::none, store_evict_l2::none, false, PtxgenVec, PtxgenType))];
 };
 
 /**
@@ -370,9 +444,9 @@ struct st_volatile_v_operands {
  * them as `typename st_relaxed_v_operands<...>::v v;`
  * (std::extent gives the register count).
  */
-template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, store_vec PtxgenVec = store_vec::none>
+template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_evict_l2 PtxgenEvictL2 = store_evict_l2::none, store_vec PtxgenVec = store_vec::none>
 struct st_relaxed_v_operands {
-    using v = detail::reg_t<detail::store_type_v(store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, false, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::store_count_v(store_sem::relaxed, PtxgenScope, PtxgenSpace, PtxgenCache, false, PtxgenVec, PtxgenType))];
+    using v = detail::reg_t<detail::store_type_v(false, store_sem::relaxed, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::store_count_v(false, store_sem::relaxed, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType))];
 };
 
 /**
@@ -380,9 +454,9 @@ struct st_relaxed_v_operands {
  * them as `typename st_release_v_operands<...>::v v;`
  * (std::extent gives the register count).
  */
-template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_cache PtxgenCache = store_cache::none, store_vec PtxgenVec = store_vec::none>
+template <store_type PtxgenType, store_scope PtxgenScope = store_scope::none, store_space PtxgenSpace = store_space::none, store_evict_l2 PtxgenEvictL2 = store_evict_l2::none, store_vec PtxgenVec = store_vec::none>
 struct st_release_v_operands {
-    using v = detail::reg_t<detail::store_type_v(store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, false, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::store_count_v(store_sem::release, PtxgenScope, PtxgenSpace, PtxgenCache, false, PtxgenVec, PtxgenType))];
+    using v = detail::reg_t<detail::store_type_v(false, store_sem::release, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType)>[static_cast<decltype(sizeof(0))>(detail::store_count_v(false, store_sem::release, PtxgenScope, PtxgenSpace, store_cache::none, PtxgenEvictL2, false, PtxgenVec, PtxgenType))];
 };
 
 // The host pass (cudafe++ and the host compiler, which never run device code) and the
@@ -391,20 +465,22 @@ struct st_release_v_operands {
 // PTXGEN_PTX_EXACT_HOST_DECLARATIONS shows the wrappers to every pass.
 #if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
 #if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
-template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld(detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_ld_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::load_type_d(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)>{}; }
+template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cop PtxgenCop = load_cop::none, bool PtxgenNc = false, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld(detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_ld_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::load_type_d(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)>{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void ld_v(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_ld_v_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
 template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_prefetch PtxgenPrefetch = load_prefetch::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cache::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_volatile(detail::host_arg) { detail::ptxgen_unsupported_target_ld_volatile_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::load_type_d(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cache::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_volatile(detail::host_arg) { detail::ptxgen_unsupported_target_ld_volatile_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::load_type_d(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)>{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void ld_volatile_v(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_ld_volatile_v_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
-template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, load_vec::none, PtxgenType)> ld_relaxed(detail::host_arg) { detail::ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::load_type_d(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, load_vec::none, PtxgenType)>{}; }
+template <load_type PtxgenType, load_sem PtxgenSem = load_sem::none, load_space PtxgenSpace = load_space::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(true, PtxgenSem, load_scope::sys, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, load_prefetch::none, load_vec::none, PtxgenType)> ld_mmio(detail::host_arg) { detail::ptxgen_unsupported_target_ld_mmio_is_only_on_sm_75_and_later_from_ptx_isa_8_2(); return detail::reg_t<detail::load_type_d(true, PtxgenSem, load_scope::sys, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, load_prefetch::none, load_vec::none, PtxgenType)>{}; }
+template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_relaxed(detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_ld_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::load_type_d(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)>{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void ld_relaxed_v(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_ld_relaxed_v_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
-template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, load_vec::none, PtxgenType)> ld_acquire(detail::host_arg) { detail::ptxgen_unsupported_target_ld_acquire_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::load_type_d(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, load_vec::none, PtxgenType)>{}; }
+template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_acquire(detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_ld_acquire_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::load_type_d(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)>{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void ld_acquire_v(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_ld_acquire_v_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
 template <auto... PtxgenQ>
@@ -416,64 +492,76 @@ PTXGEN_PTX_DEVICE void st_volatile(detail::host_arg, detail::host_arg) { detail:
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void st_volatile_v(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_st_volatile_v_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void st_relaxed(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_st_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
+PTXGEN_PTX_DEVICE void st_mmio(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_st_mmio_is_only_on_sm_75_and_later_from_ptx_isa_8_2(); }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void st_relaxed(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_st_relaxed_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void st_relaxed_v(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_st_relaxed_v_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void st_release(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_st_release_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
+PTXGEN_PTX_DEVICE void st_release(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_st_release_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void st_release_v(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_st_release_v_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); }
 #else
-/* template <load_type Type, load_space Space = load_space::none, load_cache Cache = load_cache::none, bool CacheHint = false, load_prefetch Prefetch = load_prefetch::none> detail::reg_t<detail::load_type_d(load_sem::none, load_scope::none, Space, Cache, CacheHint, Prefetch, load_vec::none, Type)> ld(detail::reg_t<detail::load_type_a(load_sem::none, load_scope::none, Space, Cache, CacheHint, Prefetch, load_vec::none, Type)> a) */
-/* template <load_type Type, load_space Space = load_space::none, load_cache Cache = load_cache::none, bool CacheHint = false, load_prefetch Prefetch = load_prefetch::none> detail::reg_t<detail::load_type_d(load_sem::none, load_scope::none, Space, Cache, CacheHint, Prefetch, load_vec::none, Type)> ld(detail::reg_t<detail::load_type_a(load_sem::none, load_scope::none, Space, Cache, CacheHint, Prefetch, load_vec::none, Type)> a, std::uint64_t cache_policy) */
-template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld(detail::host_arg, detail::host_arg = {}) { return detail::reg_t<detail::load_type_d(load_sem::none, load_scope::none, PtxgenSpace, PtxgenCache, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)>{}; }
-/* template <load_type Type, load_space Space = load_space::none, load_cache Cache = load_cache::none, bool CacheHint = false, load_prefetch Prefetch = load_prefetch::none, load_vec Vec = load_vec::none, class Elem0, decltype(sizeof(0)) Length0> void ld_v(Elem0 (&v)[Length0], detail::reg_t<detail::load_type_a(load_sem::none, load_scope::none, Space, Cache, CacheHint, Prefetch, Vec, Type)> a) */
-/* template <load_type Type, load_space Space = load_space::none, load_cache Cache = load_cache::none, bool CacheHint = false, load_prefetch Prefetch = load_prefetch::none, load_vec Vec = load_vec::none, class Elem0, decltype(sizeof(0)) Length0> void ld_v(Elem0 (&v)[Length0], detail::reg_t<detail::load_type_a(load_sem::none, load_scope::none, Space, Cache, CacheHint, Prefetch, Vec, Type)> a, std::uint64_t cache_policy) */
+/* template <load_type Type, load_space Space = load_space::none, load_cop Cop = load_cop::none, bool Nc = false, load_cache Cache = load_cache::none, bool CacheHint = false, load_prefetch Prefetch = load_prefetch::none> detail::reg_t<detail::load_type_d(false, load_sem::none, load_scope::none, Space, Cop, Nc, Cache, load_evict_l2::none, CacheHint, Prefetch, load_vec::none, Type)> ld(detail::reg_t<detail::load_type_a(false, load_sem::none, load_scope::none, Space, Cop, Nc, Cache, load_evict_l2::none, CacheHint, Prefetch, load_vec::none, Type)> a) */
+/* template <load_type Type, load_space Space = load_space::none, load_cop Cop = load_cop::none, bool Nc = false, load_cache Cache = load_cache::none, bool CacheHint = false, load_prefetch Prefetch = load_prefetch::none> detail::reg_t<detail::load_type_d(false, load_sem::none, load_scope::none, Space, Cop, Nc, Cache, load_evict_l2::none, CacheHint, Prefetch, load_vec::none, Type)> ld(detail::reg_t<detail::load_type_a(false, load_sem::none, load_scope::none, Space, Cop, Nc, Cache, load_evict_l2::none, CacheHint, Prefetch, load_vec::none, Type)> a, std::uint64_t cache_policy) */
+template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_cop PtxgenCop = load_cop::none, bool PtxgenNc = false, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld(detail::host_arg, detail::host_arg = {}) { return detail::reg_t<detail::load_type_d(false, load_sem::none, load_scope::none, PtxgenSpace, PtxgenCop, PtxgenNc, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)>{}; }
+/* template <load_type Type, load_space Space = load_space::none, load_cop Cop = load_cop::none, bool Nc = false, load_cache Cache = load_cache::none, load_evict_l2 EvictL2 = load_evict_l2::none, bool CacheHint = false, load_prefetch Prefetch = load_prefetch::none, load_vec Vec = load_vec::none, class Elem0, decltype(sizeof(0)) Length0> void ld_v(Elem0 (&v)[Length0], detail::reg_t<detail::load_type_a(false, load_sem::none, load_scope::none, Space, Cop, Nc, Cache, EvictL2, CacheHint, Prefetch, Vec, Type)> a) */
+/* template <load_type Type, load_space Space = load_space::none, load_cop Cop = load_cop::none, bool Nc = false, load_cache Cache = load_cache::none, load_evict_l2 EvictL2 = load_evict_l2::none, bool CacheHint = false, load_prefetch Prefetch = load_prefetch::none, load_vec Vec = load_vec::none, class Elem0, decltype(sizeof(0)) Length0> void ld_v(Elem0 (&v)[Length0], detail::reg_t<detail::load_type_a(false, load_sem::none, load_scope::none, Space, Cop, Nc, Cache, EvictL2, CacheHint, Prefetch, Vec, Type)> a, std::uint64_t cache_policy) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void ld_v(detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
-/* template <load_type Type, load_space Space = load_space::none, load_prefetch Prefetch = load_prefetch::none> detail::reg_t<detail::load_type_d(load_sem::sem_volatile, load_scope::none, Space, load_cache::none, false, Prefetch, load_vec::none, Type)> ld_volatile(detail::reg_t<detail::load_type_a(load_sem::sem_volatile, load_scope::none, Space, load_cache::none, false, Prefetch, load_vec::none, Type)> a) */
+/* template <load_type Type, load_space Space = load_space::none, load_prefetch Prefetch = load_prefetch::none> detail::reg_t<detail::load_type_d(false, load_sem::sem_volatile, load_scope::none, Space, load_cop::none, false, load_cache::none, load_evict_l2::none, false, Prefetch, load_vec::none, Type)> ld_volatile(detail::reg_t<detail::load_type_a(false, load_sem::sem_volatile, load_scope::none, Space, load_cop::none, false, load_cache::none, load_evict_l2::none, false, Prefetch, load_vec::none, Type)> a) */
 template <load_type PtxgenType, load_space PtxgenSpace = load_space::none, load_prefetch PtxgenPrefetch = load_prefetch::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cache::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_volatile(detail::host_arg) { return detail::reg_t<detail::load_type_d(load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cache::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)>{}; }
-/* template <load_type Type, load_space Space = load_space::none, load_prefetch Prefetch = load_prefetch::none, load_vec Vec = load_vec::none, class Elem0, decltype(sizeof(0)) Length0> void ld_volatile_v(Elem0 (&v)[Length0], detail::reg_t<detail::load_type_a(load_sem::sem_volatile, load_scope::none, Space, load_cache::none, false, Prefetch, Vec, Type)> a) */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_volatile(detail::host_arg) { return detail::reg_t<detail::load_type_d(false, load_sem::sem_volatile, load_scope::none, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, PtxgenPrefetch, load_vec::none, PtxgenType)>{}; }
+/* template <load_type Type, load_space Space = load_space::none, load_prefetch Prefetch = load_prefetch::none, load_vec Vec = load_vec::none, class Elem0, decltype(sizeof(0)) Length0> void ld_volatile_v(Elem0 (&v)[Length0], detail::reg_t<detail::load_type_a(false, load_sem::sem_volatile, load_scope::none, Space, load_cop::none, false, load_cache::none, load_evict_l2::none, false, Prefetch, Vec, Type)> a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void ld_volatile_v(detail::host_arg, detail::host_arg) { }
-/* template <load_type Type, load_scope Scope = load_scope::none, load_space Space = load_space::none> detail::reg_t<detail::load_type_d(load_sem::relaxed, Scope, Space, load_cache::none, false, load_prefetch::none, load_vec::none, Type)> ld_relaxed(detail::reg_t<detail::load_type_a(load_sem::relaxed, Scope, Space, load_cache::none, false, load_prefetch::none, load_vec::none, Type)> a) */
-template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, load_vec::none, PtxgenType)> ld_relaxed(detail::host_arg) { return detail::reg_t<detail::load_type_d(load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, load_vec::none, PtxgenType)>{}; }
-/* template <load_type Type, load_scope Scope = load_scope::none, load_space Space = load_space::none, load_vec Vec = load_vec::none, class Elem0, decltype(sizeof(0)) Length0> void ld_relaxed_v(Elem0 (&v)[Length0], detail::reg_t<detail::load_type_a(load_sem::relaxed, Scope, Space, load_cache::none, false, load_prefetch::none, Vec, Type)> a) */
+/* template <load_type Type, load_sem Sem = load_sem::none, load_space Space = load_space::none> detail::reg_t<detail::load_type_d(true, Sem, load_scope::sys, Space, load_cop::none, false, load_cache::none, load_evict_l2::none, false, load_prefetch::none, load_vec::none, Type)> ld_mmio(detail::reg_t<detail::load_type_a(true, Sem, load_scope::sys, Space, load_cop::none, false, load_cache::none, load_evict_l2::none, false, load_prefetch::none, load_vec::none, Type)> a) */
+template <load_type PtxgenType, load_sem PtxgenSem = load_sem::none, load_space PtxgenSpace = load_space::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(true, PtxgenSem, load_scope::sys, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, load_prefetch::none, load_vec::none, PtxgenType)> ld_mmio(detail::host_arg) { return detail::reg_t<detail::load_type_d(true, PtxgenSem, load_scope::sys, PtxgenSpace, load_cop::none, false, load_cache::none, load_evict_l2::none, false, load_prefetch::none, load_vec::none, PtxgenType)>{}; }
+/* template <load_type Type, load_scope Scope = load_scope::none, load_space Space = load_space::none, load_cache Cache = load_cache::none, bool CacheHint = false, load_prefetch Prefetch = load_prefetch::none> detail::reg_t<detail::load_type_d(false, load_sem::relaxed, Scope, Space, load_cop::none, false, Cache, load_evict_l2::none, CacheHint, Prefetch, load_vec::none, Type)> ld_relaxed(detail::reg_t<detail::load_type_a(false, load_sem::relaxed, Scope, Space, load_cop::none, false, Cache, load_evict_l2::none, CacheHint, Prefetch, load_vec::none, Type)> a) */
+/* template <load_type Type, load_scope Scope = load_scope::none, load_space Space = load_space::none, load_cache Cache = load_cache::none, bool CacheHint = false, load_prefetch Prefetch = load_prefetch::none> detail::reg_t<detail::load_type_d(false, load_sem::relaxed, Scope, Space, load_cop::none, false, Cache, load_evict_l2::none, CacheHint, Prefetch, load_vec::none, Type)> ld_relaxed(detail::reg_t<detail::load_type_a(false, load_sem::relaxed, Scope, Space, load_cop::none, false, Cache, load_evict_l2::none, CacheHint, Prefetch, load_vec::none, Type)> a, std::uint64_t cache_policy) */
+template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_relaxed(detail::host_arg, detail::host_arg = {}) { return detail::reg_t<detail::load_type_d(false, load_sem::relaxed, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)>{}; }
+/* template <load_type Type, load_scope Scope = load_scope::none, load_space Space = load_space::none, load_evict_l2 EvictL2 = load_evict_l2::none, load_vec Vec = load_vec::none, class Elem0, decltype(sizeof(0)) Length0> void ld_relaxed_v(Elem0 (&v)[Length0], detail::reg_t<detail::load_type_a(false, load_sem::relaxed, Scope, Space, load_cop::none, false, load_cache::none, EvictL2, false, load_prefetch::none, Vec, Type)> a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void ld_relaxed_v(detail::host_arg, detail::host_arg) { }
-/* template <load_type Type, load_scope Scope = load_scope::none, load_space Space = load_space::none> detail::reg_t<detail::load_type_d(load_sem::acquire, Scope, Space, load_cache::none, false, load_prefetch::none, load_vec::none, Type)> ld_acquire(detail::reg_t<detail::load_type_a(load_sem::acquire, Scope, Space, load_cache::none, false, load_prefetch::none, load_vec::none, Type)> a) */
-template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, load_vec::none, PtxgenType)> ld_acquire(detail::host_arg) { return detail::reg_t<detail::load_type_d(load_sem::acquire, PtxgenScope, PtxgenSpace, load_cache::none, false, load_prefetch::none, load_vec::none, PtxgenType)>{}; }
-/* template <load_type Type, load_scope Scope = load_scope::none, load_space Space = load_space::none, load_vec Vec = load_vec::none, class Elem0, decltype(sizeof(0)) Length0> void ld_acquire_v(Elem0 (&v)[Length0], detail::reg_t<detail::load_type_a(load_sem::acquire, Scope, Space, load_cache::none, false, load_prefetch::none, Vec, Type)> a) */
+/* template <load_type Type, load_scope Scope = load_scope::none, load_space Space = load_space::none, load_cache Cache = load_cache::none, bool CacheHint = false, load_prefetch Prefetch = load_prefetch::none> detail::reg_t<detail::load_type_d(false, load_sem::acquire, Scope, Space, load_cop::none, false, Cache, load_evict_l2::none, CacheHint, Prefetch, load_vec::none, Type)> ld_acquire(detail::reg_t<detail::load_type_a(false, load_sem::acquire, Scope, Space, load_cop::none, false, Cache, load_evict_l2::none, CacheHint, Prefetch, load_vec::none, Type)> a) */
+/* template <load_type Type, load_scope Scope = load_scope::none, load_space Space = load_space::none, load_cache Cache = load_cache::none, bool CacheHint = false, load_prefetch Prefetch = load_prefetch::none> detail::reg_t<detail::load_type_d(false, load_sem::acquire, Scope, Space, load_cop::none, false, Cache, load_evict_l2::none, CacheHint, Prefetch, load_vec::none, Type)> ld_acquire(detail::reg_t<detail::load_type_a(false, load_sem::acquire, Scope, Space, load_cop::none, false, Cache, load_evict_l2::none, CacheHint, Prefetch, load_vec::none, Type)> a, std::uint64_t cache_policy) */
+template <load_type PtxgenType, load_scope PtxgenScope = load_scope::none, load_space PtxgenSpace = load_space::none, load_cache PtxgenCache = load_cache::none, bool PtxgenCacheHint = false, load_prefetch PtxgenPrefetch = load_prefetch::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::load_type_d(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)> ld_acquire(detail::host_arg, detail::host_arg = {}) { return detail::reg_t<detail::load_type_d(false, load_sem::acquire, PtxgenScope, PtxgenSpace, load_cop::none, false, PtxgenCache, load_evict_l2::none, PtxgenCacheHint, PtxgenPrefetch, load_vec::none, PtxgenType)>{}; }
+/* template <load_type Type, load_scope Scope = load_scope::none, load_space Space = load_space::none, load_evict_l2 EvictL2 = load_evict_l2::none, load_vec Vec = load_vec::none, class Elem0, decltype(sizeof(0)) Length0> void ld_acquire_v(Elem0 (&v)[Length0], detail::reg_t<detail::load_type_a(false, load_sem::acquire, Scope, Space, load_cop::none, false, load_cache::none, EvictL2, false, load_prefetch::none, Vec, Type)> a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void ld_acquire_v(detail::host_arg, detail::host_arg) { }
-/* template <store_type Type, store_space Space = store_space::none, store_cache Cache = store_cache::none, bool CacheHint = false> void st(detail::reg_t<detail::store_type_a(store_sem::none, store_scope::none, Space, Cache, CacheHint, store_vec::none, Type)> a, detail::reg_t<detail::store_type_b(store_sem::none, store_scope::none, Space, Cache, CacheHint, store_vec::none, Type)> b) */
-/* template <store_type Type, store_space Space = store_space::none, store_cache Cache = store_cache::none, bool CacheHint = false> void st(detail::reg_t<detail::store_type_a(store_sem::none, store_scope::none, Space, Cache, CacheHint, store_vec::none, Type)> a, detail::reg_t<detail::store_type_b(store_sem::none, store_scope::none, Space, Cache, CacheHint, store_vec::none, Type)> b, std::uint64_t cache_policy) */
+/* template <store_type Type, store_space Space = store_space::none, store_cache Cache = store_cache::none, bool CacheHint = false> void st(detail::reg_t<detail::store_type_a(false, store_sem::none, store_scope::none, Space, Cache, store_evict_l2::none, CacheHint, store_vec::none, Type)> a, detail::reg_t<detail::store_type_b(false, store_sem::none, store_scope::none, Space, Cache, store_evict_l2::none, CacheHint, store_vec::none, Type)> b) */
+/* template <store_type Type, store_space Space = store_space::none, store_cache Cache = store_cache::none, bool CacheHint = false> void st(detail::reg_t<detail::store_type_a(false, store_sem::none, store_scope::none, Space, Cache, store_evict_l2::none, CacheHint, store_vec::none, Type)> a, detail::reg_t<detail::store_type_b(false, store_sem::none, store_scope::none, Space, Cache, store_evict_l2::none, CacheHint, store_vec::none, Type)> b, std::uint64_t cache_policy) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void st(detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
-/* template <store_type Type, store_space Space = store_space::none, store_cache Cache = store_cache::none, bool CacheHint = false, store_vec Vec = store_vec::none, class Elem0, decltype(sizeof(0)) Length0> void st_v(detail::reg_t<detail::store_type_a(store_sem::none, store_scope::none, Space, Cache, CacheHint, Vec, Type)> a, const Elem0 (&v)[Length0]) */
-/* template <store_type Type, store_space Space = store_space::none, store_cache Cache = store_cache::none, bool CacheHint = false, store_vec Vec = store_vec::none, class Elem0, decltype(sizeof(0)) Length0> void st_v(detail::reg_t<detail::store_type_a(store_sem::none, store_scope::none, Space, Cache, CacheHint, Vec, Type)> a, const Elem0 (&v)[Length0], std::uint64_t cache_policy) */
+/* template <store_type Type, store_space Space = store_space::none, store_cache Cache = store_cache::none, store_evict_l2 EvictL2 = store_evict_l2::none, bool CacheHint = false, store_vec Vec = store_vec::none, class Elem0, decltype(sizeof(0)) Length0> void st_v(detail::reg_t<detail::store_type_a(false, store_sem::none, store_scope::none, Space, Cache, EvictL2, CacheHint, Vec, Type)> a, const Elem0 (&v)[Length0]) */
+/* template <store_type Type, store_space Space = store_space::none, store_cache Cache = store_cache::none, store_evict_l2 EvictL2 = store_evict_l2::none, bool CacheHint = false, store_vec Vec = store_vec::none, class Elem0, decltype(sizeof(0)) Length0> void st_v(detail::reg_t<detail::store_type_a(false, store_sem::none, store_scope::none, Space, Cache, EvictL2, CacheHint, Vec, Type)> a, const Elem0 (&v)[Length0], std::uint64_t cache_policy) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void st_v(detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
-/* template <store_type Type, store_space Space = store_space::none> void st_volatile(detail::reg_t<detail::store_type_a(store_sem::sem_volatile, store_scope::none, Space, store_cache::none, false, store_vec::none, Type)> a, detail::reg_t<detail::store_type_b(store_sem::sem_volatile, store_scope::none, Space, store_cache::none, false, store_vec::none, Type)> b) */
+/* template <store_type Type, store_space Space = store_space::none> void st_volatile(detail::reg_t<detail::store_type_a(false, store_sem::sem_volatile, store_scope::none, Space, store_cache::none, store_evict_l2::none, false, store_vec::none, Type)> a, detail::reg_t<detail::store_type_b(false, store_sem::sem_volatile, store_scope::none, Space, store_cache::none, store_evict_l2::none, false, store_vec::none, Type)> b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void st_volatile(detail::host_arg, detail::host_arg) { }
-/* template <store_type Type, store_space Space = store_space::none, store_vec Vec = store_vec::none, class Elem0, decltype(sizeof(0)) Length0> void st_volatile_v(detail::reg_t<detail::store_type_a(store_sem::sem_volatile, store_scope::none, Space, store_cache::none, false, Vec, Type)> a, const Elem0 (&v)[Length0]) */
+/* template <store_type Type, store_space Space = store_space::none, store_vec Vec = store_vec::none, class Elem0, decltype(sizeof(0)) Length0> void st_volatile_v(detail::reg_t<detail::store_type_a(false, store_sem::sem_volatile, store_scope::none, Space, store_cache::none, store_evict_l2::none, false, Vec, Type)> a, const Elem0 (&v)[Length0]) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void st_volatile_v(detail::host_arg, detail::host_arg) { }
-/* template <store_type Type, store_scope Scope = store_scope::none, store_space Space = store_space::none, store_cache Cache = store_cache::none> void st_relaxed(detail::reg_t<detail::store_type_a(store_sem::relaxed, Scope, Space, Cache, false, store_vec::none, Type)> a, detail::reg_t<detail::store_type_b(store_sem::relaxed, Scope, Space, Cache, false, store_vec::none, Type)> b) */
+/* template <store_type Type, store_sem Sem = store_sem::none, store_space Space = store_space::none> void st_mmio(detail::reg_t<detail::store_type_a(true, Sem, store_scope::sys, Space, store_cache::none, store_evict_l2::none, false, store_vec::none, Type)> a, detail::reg_t<detail::store_type_b(true, Sem, store_scope::sys, Space, store_cache::none, store_evict_l2::none, false, store_vec::none, Type)> b) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void st_relaxed(detail::host_arg, detail::host_arg) { }
-/* template <store_type Type, store_scope Scope = store_scope::none, store_space Space = store_space::none, store_cache Cache = store_cache::none, store_vec Vec = store_vec::none, class Elem0, decltype(sizeof(0)) Length0> void st_relaxed_v(detail::reg_t<detail::store_type_a(store_sem::relaxed, Scope, Space, Cache, false, Vec, Type)> a, const Elem0 (&v)[Length0]) */
+PTXGEN_PTX_DEVICE void st_mmio(detail::host_arg, detail::host_arg) { }
+/* template <store_type Type, store_scope Scope = store_scope::none, store_space Space = store_space::none, store_cache Cache = store_cache::none, bool CacheHint = false> void st_relaxed(detail::reg_t<detail::store_type_a(false, store_sem::relaxed, Scope, Space, Cache, store_evict_l2::none, CacheHint, store_vec::none, Type)> a, detail::reg_t<detail::store_type_b(false, store_sem::relaxed, Scope, Space, Cache, store_evict_l2::none, CacheHint, store_vec::none, Type)> b) */
+/* template <store_type Type, store_scope Scope = store_scope::none, store_space Space = store_space::none, store_cache Cache = store_cache::none, bool CacheHint = false> void st_relaxed(detail::reg_t<detail::store_type_a(false, store_sem::relaxed, Scope, Space, Cache, store_evict_l2::none, CacheHint, store_vec::none, Type)> a, detail::reg_t<detail::store_type_b(false, store_sem::relaxed, Scope, Space, Cache, store_evict_l2::none, CacheHint, store_vec::none, Type)> b, std::uint64_t cache_policy) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE void st_relaxed(detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
+/* template <store_type Type, store_scope Scope = store_scope::none, store_space Space = store_space::none, store_evict_l2 EvictL2 = store_evict_l2::none, store_vec Vec = store_vec::none, class Elem0, decltype(sizeof(0)) Length0> void st_relaxed_v(detail::reg_t<detail::store_type_a(false, store_sem::relaxed, Scope, Space, store_cache::none, EvictL2, false, Vec, Type)> a, const Elem0 (&v)[Length0]) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void st_relaxed_v(detail::host_arg, detail::host_arg) { }
-/* template <store_type Type, store_scope Scope = store_scope::none, store_space Space = store_space::none, store_cache Cache = store_cache::none> void st_release(detail::reg_t<detail::store_type_a(store_sem::release, Scope, Space, Cache, false, store_vec::none, Type)> a, detail::reg_t<detail::store_type_b(store_sem::release, Scope, Space, Cache, false, store_vec::none, Type)> b) */
+/* template <store_type Type, store_scope Scope = store_scope::none, store_space Space = store_space::none, store_cache Cache = store_cache::none, bool CacheHint = false> void st_release(detail::reg_t<detail::store_type_a(false, store_sem::release, Scope, Space, Cache, store_evict_l2::none, CacheHint, store_vec::none, Type)> a, detail::reg_t<detail::store_type_b(false, store_sem::release, Scope, Space, Cache, store_evict_l2::none, CacheHint, store_vec::none, Type)> b) */
+/* template <store_type Type, store_scope Scope = store_scope::none, store_space Space = store_space::none, store_cache Cache = store_cache::none, bool CacheHint = false> void st_release(detail::reg_t<detail::store_type_a(false, store_sem::release, Scope, Space, Cache, store_evict_l2::none, CacheHint, store_vec::none, Type)> a, detail::reg_t<detail::store_type_b(false, store_sem::release, Scope, Space, Cache, store_evict_l2::none, CacheHint, store_vec::none, Type)> b, std::uint64_t cache_policy) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE void st_release(detail::host_arg, detail::host_arg) { }
-/* template <store_type Type, store_scope Scope = store_scope::none, store_space Space = store_space::none, store_cache Cache = store_cache::none, store_vec Vec = store_vec::none, class Elem0, decltype(sizeof(0)) Length0> void st_release_v(detail::reg_t<detail::store_type_a(store_sem::release, Scope, Space, Cache, false, Vec, Type)> a, const Elem0 (&v)[Length0]) */
+PTXGEN_PTX_DEVICE void st_release(detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
+/* template <store_type Type, store_scope Scope = store_scope::none, store_space Space = store_space::none, store_evict_l2 EvictL2 = store_evict_l2::none, store_vec Vec = store_vec::none, class Elem0, decltype(sizeof(0)) Length0> void st_release_v(detail::reg_t<detail::store_type_a(false, store_sem::release, Scope, Space, store_cache::none, EvictL2, false, Vec, Type)> a, const Elem0 (&v)[Length0]) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void st_release_v(detail::host_arg, detail::host_arg) { }
 #endif

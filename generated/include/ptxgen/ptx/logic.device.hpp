@@ -2210,7 +2210,7 @@ namespace detail {
 struct setp_b16_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001";
+        "\000\000\000\004";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2231,21 +2231,24 @@ PTXGEN_PTX_DEVICE void setp_b16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = b16.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_b16(
     std::uint16_t a,
     std::uint16_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_b16_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_b16_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2261,13 +2264,199 @@ PTXGEN_PTX_DEVICE bool setp_b16(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 6 forms of setp_b16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b16_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b16_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_b16(
+    std::uint16_t a,
+    std::uint16_t b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b16_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b16_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of setp_b16_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b16_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b16_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_b16_pair_result setp_b16_pair(
+    std::uint16_t a,
+    std::uint16_t b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b16_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b16_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 6 forms of setp_b16_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b16_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_b16_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_b16_pair_result setp_b16_pair(
+    std::uint16_t a,
+    std::uint16_t b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b16_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b16_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 2 forms of setp_b32: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_b32_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001";
+        "\000\000\000\004";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2288,21 +2477,24 @@ PTXGEN_PTX_DEVICE void setp_b32_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = b32.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_b32(
     std::uint32_t a,
     std::uint32_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_b32_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_b32_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2318,13 +2510,199 @@ PTXGEN_PTX_DEVICE bool setp_b32(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 6 forms of setp_b32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b32_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b32_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_b32(
+    std::uint32_t a,
+    std::uint32_t b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b32_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b32_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of setp_b32_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b32_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b32_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_b32_pair_result setp_b32_pair(
+    std::uint32_t a,
+    std::uint32_t b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b32_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b32_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 6 forms of setp_b32_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b32_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_b32_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_b32_pair_result setp_b32_pair(
+    std::uint32_t a,
+    std::uint32_t b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b32_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b32_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 2 forms of setp_b64: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_b64_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001";
+        "\000\000\000\004";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2345,21 +2723,24 @@ PTXGEN_PTX_DEVICE void setp_b64_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = b64.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_b64(
     std::uint64_t a,
     std::uint64_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_b64_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_b64_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2375,13 +2756,199 @@ PTXGEN_PTX_DEVICE bool setp_b64(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 6 forms of setp_b64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b64_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b64_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_b64(
+    std::uint64_t a,
+    std::uint64_t b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b64_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b64_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of setp_b64_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b64_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b64_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_b64_pair_result setp_b64_pair(
+    std::uint64_t a,
+    std::uint64_t b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b64_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b64_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 6 forms of setp_b64_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_b64_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_b64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_b64_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = b64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_b64_pair_result setp_b64_pair(
+    std::uint64_t a,
+    std::uint64_t b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_b64_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_b64_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 10 forms of setp_u16: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_u16_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000\030\000\034\000 \000$";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2402,21 +2969,24 @@ PTXGEN_PTX_DEVICE void setp_u16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = u16.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_u16(
     std::uint16_t a,
     std::uint16_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_u16_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_u16_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2432,13 +3002,203 @@ PTXGEN_PTX_DEVICE bool setp_u16(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 30 forms of setp_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u16_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000\031\000\032\000\033\000\035\000\036\000\037"
+        "\000!\000\"\000#\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u16_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_u16(
+    std::uint16_t a,
+    std::uint16_t b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u16_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u16_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 10 forms of setp_u16_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u16_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000\030\000\034\000 \000$";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u16_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_u16_pair_result setp_u16_pair(
+    std::uint16_t a,
+    std::uint16_t b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u16_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u16_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 30 forms of setp_u16_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u16_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000\031\000\032\000\033\000\035\000\036\000\037"
+        "\000!\000\"\000#\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_u16_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_u16_pair_result setp_u16_pair(
+    std::uint16_t a,
+    std::uint16_t b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u16_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u16_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 10 forms of setp_u32: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_u32_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000\030\000\034\000 \000$";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2459,21 +3219,24 @@ PTXGEN_PTX_DEVICE void setp_u32_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = u32.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_u32(
     std::uint32_t a,
     std::uint32_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_u32_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_u32_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2489,13 +3252,203 @@ PTXGEN_PTX_DEVICE bool setp_u32(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 30 forms of setp_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u32_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000\031\000\032\000\033\000\035\000\036\000\037"
+        "\000!\000\"\000#\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u32_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_u32(
+    std::uint32_t a,
+    std::uint32_t b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u32_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u32_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 10 forms of setp_u32_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u32_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000\030\000\034\000 \000$";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u32_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_u32_pair_result setp_u32_pair(
+    std::uint32_t a,
+    std::uint32_t b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u32_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u32_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 30 forms of setp_u32_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u32_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000\031\000\032\000\033\000\035\000\036\000\037"
+        "\000!\000\"\000#\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_u32_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_u32_pair_result setp_u32_pair(
+    std::uint32_t a,
+    std::uint32_t b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u32_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u32_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 10 forms of setp_u64: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_u64_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000\030\000\034\000 \000$";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2516,21 +3469,24 @@ PTXGEN_PTX_DEVICE void setp_u64_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = u64.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_u64(
     std::uint64_t a,
     std::uint64_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_u64_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_u64_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2546,13 +3502,203 @@ PTXGEN_PTX_DEVICE bool setp_u64(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 30 forms of setp_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u64_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000\031\000\032\000\033\000\035\000\036\000\037"
+        "\000!\000\"\000#\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u64_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_u64(
+    std::uint64_t a,
+    std::uint64_t b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u64_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u64_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 10 forms of setp_u64_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u64_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000\030\000\034\000 \000$";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u64_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_u64_pair_result setp_u64_pair(
+    std::uint64_t a,
+    std::uint64_t b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u64_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u64_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 30 forms of setp_u64_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_u64_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000\031\000\032\000\033\000\035\000\036\000\037"
+        "\000!\000\"\000#\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_u64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_u64_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = u64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_u64_pair_result setp_u64_pair(
+    std::uint64_t a,
+    std::uint64_t b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_u64_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_u64_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 6 forms of setp_s16: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_s16_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\005";
+        "\000\000\000\004\000\010\000\014\000\020\000\024";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2573,21 +3719,24 @@ PTXGEN_PTX_DEVICE void setp_s16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = s16.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_s16(
     std::uint16_t a,
     std::uint16_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_s16_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_s16_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2603,13 +3752,201 @@ PTXGEN_PTX_DEVICE bool setp_s16(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 18 forms of setp_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s16_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s16_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_s16(
+    std::uint16_t a,
+    std::uint16_t b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s16_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s16_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 6 forms of setp_s16_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s16_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s16_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_s16_pair_result setp_s16_pair(
+    std::uint16_t a,
+    std::uint16_t b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s16_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s16_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 18 forms of setp_s16_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s16_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_s16_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_s16_pair_result setp_s16_pair(
+    std::uint16_t a,
+    std::uint16_t b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s16_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s16_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 6 forms of setp_s32: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_s32_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\005";
+        "\000\000\000\004\000\010\000\014\000\020\000\024";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2630,21 +3967,24 @@ PTXGEN_PTX_DEVICE void setp_s32_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = s32.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_s32(
     std::int32_t a,
     std::int32_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_s32_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_s32_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2660,13 +4000,201 @@ PTXGEN_PTX_DEVICE bool setp_s32(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 18 forms of setp_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s32_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s32_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_s32(
+    std::int32_t a,
+    std::int32_t b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s32_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s32_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 6 forms of setp_s32_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s32_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s32_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_s32_pair_result setp_s32_pair(
+    std::int32_t a,
+    std::int32_t b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s32_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s32_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 18 forms of setp_s32_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s32_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_s32_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_s32_pair_result setp_s32_pair(
+    std::int32_t a,
+    std::int32_t b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s32_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s32_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 6 forms of setp_s64: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_s64_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\005";
+        "\000\000\000\004\000\010\000\014\000\020\000\024";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2687,21 +4215,24 @@ PTXGEN_PTX_DEVICE void setp_s64_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = s64.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_s64(
     std::uint64_t a,
     std::uint64_t b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_s64_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_s64_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2717,15 +4248,203 @@ PTXGEN_PTX_DEVICE bool setp_s64(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 18 forms of setp_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s64_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s64_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_s64(
+    std::uint64_t a,
+    std::uint64_t b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s64_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s64_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 6 forms of setp_s64_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s64_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s64_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_s64_pair_result setp_s64_pair(
+    std::uint64_t a,
+    std::uint64_t b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s64_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s64_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 18 forms of setp_s64_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_s64_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_s64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_s64_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_s64_pair_result setp_s64_pair(
+    std::uint64_t a,
+    std::uint64_t b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_s64_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_s64_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 28 forms of setp_f32: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_f32_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013"
-        "\000\024\000\025\000\026\000\027\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037"
-        "\000 \000!\000\"\000#";
+        "\000\000\000\001\000\010\000\011\000\020\000\021\000\030\000\031\000 \000!\000(\000)"
+        "\000P\000Q\000X\000Y\000`\000a\000h\000i\000p\000q\000x\000y"
+        "\000\200\000\201\000\210\000\211";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2746,22 +4465,25 @@ PTXGEN_PTX_DEVICE void setp_f32_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: type = f32.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  *   PtxgenFtz: ftz (true / false).
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp, bool PtxgenFtz = false>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
 PTXGEN_PTX_DEVICE bool setp_f32(
     float a,
     float b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_f32_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 2, (PtxgenFtz ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::setp_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2777,14 +4499,217 @@ PTXGEN_PTX_DEVICE bool setp_f32(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
+// The 84 forms of setp_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f32_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\022\000\023\000\024\000\025\000\026\000\027\000\032\000\033\000\034\000\035\000\036\000\037"
+        "\000\"\000#\000$\000%\000&\000'\000*\000+\000,\000-\000.\000/"
+        "\000R\000S\000T\000U\000V\000W\000Z\000[\000\\\000]\000^\000_"
+        "\000b\000c\000d\000e\000f\000g\000j\000k\000l\000m\000n\000o"
+        "\000r\000s\000t\000u\000v\000w\000z\000{\000|\000}\000~\000\177"
+        "\000\202\000\203\000\204\000\205\000\206\000\207\000\212\000\213\000\214\000\215\000\216\000\217";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f32_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE bool setp_f32(
+    float a,
+    float b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f32_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f32_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 28 forms of setp_f32_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f32_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\010\000\011\000\020\000\021\000\030\000\031\000 \000!\000(\000)"
+        "\000P\000Q\000X\000Y\000`\000a\000h\000i\000p\000q\000x\000y"
+        "\000\200\000\201\000\210\000\211";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f32_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE setp_f32_pair_result setp_f32_pair(
+    float a,
+    float b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f32_pair_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f32_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 84 forms of setp_f32_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f32_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\022\000\023\000\024\000\025\000\026\000\027\000\032\000\033\000\034\000\035\000\036\000\037"
+        "\000\"\000#\000$\000%\000&\000'\000*\000+\000,\000-\000.\000/"
+        "\000R\000S\000T\000U\000V\000W\000Z\000[\000\\\000]\000^\000_"
+        "\000b\000c\000d\000e\000f\000g\000j\000k\000l\000m\000n\000o"
+        "\000r\000s\000t\000u\000v\000w\000z\000{\000|\000}\000~\000\177"
+        "\000\202\000\203\000\204\000\205\000\206\000\207\000\212\000\213\000\214\000\215\000\216\000\217";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_f32_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f32.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE setp_f32_pair_result setp_f32_pair(
+    float a,
+    float b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f32_pair_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f32_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
 // The 14 forms of setp_f64: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct setp_f64_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\005\000\012\000\013\000\014\000\015\000\016\000\017"
-        "\000\020\000\021";
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000(\000,\0000\0004\0008\000<"
+        "\000@\000D";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -2805,21 +4730,24 @@ PTXGEN_PTX_DEVICE void setp_f64_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
  * Fixed by this wrapper: ftz = false, type = f64.
  * Template parameters:
  *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
  * Operands:
- *   p: the comparison
+ *   p: the comparison (combined with c by .BoolOp)
  *   a: the first value
  *   b: the second value
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <setp_op_cmp PtxgenCmp>
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
 PTXGEN_PTX_DEVICE bool setp_f64(
     double a,
     double b
 ) {
     std::uint32_t p{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::setp_f64_forms0_table, detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp))>;
+    using ptxgen_f = detail::form_of<detail::setp_f64_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2831,6 +4759,1001 @@ PTXGEN_PTX_DEVICE bool setp_f64(
 #endif
     return p != 0;
 }
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 42 forms of setp_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f64_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000)\000*\000+\000-\000.\000/"
+        "\0001\0002\0003\0005\0006\0007\0009\000:\000;\000=\000>\000\?"
+        "\000A\000B\000C\000E\000F\000G";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f64_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = f64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_f64(
+    double a,
+    double b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f64_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f64_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 14 forms of setp_f64_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f64_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000(\000,\0000\0004\0008\000<"
+        "\000@\000D";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f64_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = f64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_f64_pair_result setp_f64_pair(
+    double a,
+    double b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f64_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f64_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 42 forms of setp_f64_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f64_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000)\000*\000+\000-\000.\000/"
+        "\0001\0002\0003\0005\0006\0007\0009\000:\000;\000=\000>\000\?"
+        "\000A\000B\000C\000E\000F\000G";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_f64_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = f64.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_f64_pair_result setp_f64_pair(
+    double a,
+    double b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f64_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f64_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 28 forms of setp_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\010\000\011\000\020\000\021\000\030\000\031\000 \000!\000(\000)"
+        "\000P\000Q\000X\000Y\000`\000a\000h\000i\000p\000q\000x\000y"
+        "\000\200\000\201\000\210\000\211";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void setp_f16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE bool setp_f16(
+    std::uint16_t a,
+    std::uint16_t b
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f16_forms0<ptxgen_f::index>(p, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 84 forms of setp_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f16_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\022\000\023\000\024\000\025\000\026\000\027\000\032\000\033\000\034\000\035\000\036\000\037"
+        "\000\"\000#\000$\000%\000&\000'\000*\000+\000,\000-\000.\000/"
+        "\000R\000S\000T\000U\000V\000W\000Z\000[\000\\\000]\000^\000_"
+        "\000b\000c\000d\000e\000f\000g\000j\000k\000l\000m\000n\000o"
+        "\000r\000s\000t\000u\000v\000w\000z\000{\000|\000}\000~\000\177"
+        "\000\202\000\203\000\204\000\205\000\206\000\207\000\212\000\213\000\214\000\215\000\216\000\217";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f16_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE bool setp_f16(
+    std::uint16_t a,
+    std::uint16_t b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f16_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f16_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 28 forms of setp_f16x2: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f16x2_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\010\000\011\000\020\000\021\000\030\000\031\000 \000!\000(\000)"
+        "\000P\000Q\000X\000Y\000`\000a\000h\000i\000p\000q\000x\000y"
+        "\000\200\000\201\000\210\000\211";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void setp_f16x2_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f16x2.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE bool setp_f16x2(
+    std::uint32_t a,
+    std::uint32_t b
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f16x2_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f16x2_forms0<ptxgen_f::index>(p, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 84 forms of setp_f16x2: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f16x2_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\022\000\023\000\024\000\025\000\026\000\027\000\032\000\033\000\034\000\035\000\036\000\037"
+        "\000\"\000#\000$\000%\000&\000'\000*\000+\000,\000-\000.\000/"
+        "\000R\000S\000T\000U\000V\000W\000Z\000[\000\\\000]\000^\000_"
+        "\000b\000c\000d\000e\000f\000g\000j\000k\000l\000m\000n\000o"
+        "\000r\000s\000t\000u\000v\000w\000z\000{\000|\000}\000~\000\177"
+        "\000\202\000\203\000\204\000\205\000\206\000\207\000\212\000\213\000\214\000\215\000\216\000\217";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f16x2_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f16x2.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE bool setp_f16x2(
+    std::uint32_t a,
+    std::uint32_t b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f16x2_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f16x2_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 28 forms of setp_f16x2_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f16x2_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\010\000\011\000\020\000\021\000\030\000\031\000 \000!\000(\000)"
+        "\000P\000Q\000X\000Y\000`\000a\000h\000i\000p\000q\000x\000y"
+        "\000\200\000\201\000\210\000\211";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f16x2_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f16x2_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f16x2.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE setp_f16x2_pair_result setp_f16x2_pair(
+    std::uint32_t a,
+    std::uint32_t b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f16x2_pair_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f16x2_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 84 forms of setp_f16x2_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_f16x2_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\022\000\023\000\024\000\025\000\026\000\027\000\032\000\033\000\034\000\035\000\036\000\037"
+        "\000\"\000#\000$\000%\000&\000'\000*\000+\000,\000-\000.\000/"
+        "\000R\000S\000T\000U\000V\000W\000Z\000[\000\\\000]\000^\000_"
+        "\000b\000c\000d\000e\000f\000g\000j\000k\000l\000m\000n\000o"
+        "\000r\000s\000t\000u\000v\000w\000z\000{\000|\000}\000~\000\177"
+        "\000\202\000\203\000\204\000\205\000\206\000\207\000\212\000\213\000\214\000\215\000\216\000\217";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_f16x2_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_f16x2_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = f16x2.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ *   PtxgenFtz: ftz (true / false).
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE setp_f16x2_pair_result setp_f16x2_pair(
+    std::uint32_t a,
+    std::uint32_t b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_f16x2_pair_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop)), 2, (PtxgenFtz ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_f16x2_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 14 forms of setp_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000(\000,\0000\0004\0008\000<"
+        "\000@\000D";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void setp_bf16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = bf16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_bf16(
+    std::uint16_t a,
+    std::uint16_t b
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_bf16_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_bf16_forms0<ptxgen_f::index>(p, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 42 forms of setp_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_bf16_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000)\000*\000+\000-\000.\000/"
+        "\0001\0002\0003\0005\0006\0007\0009\000:\000;\000=\000>\000\?"
+        "\000A\000B\000C\000E\000F\000G";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_bf16_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = bf16.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_bf16(
+    std::uint16_t a,
+    std::uint16_t b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_bf16_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_bf16_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_bf16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 14 forms of setp_bf16x2: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_bf16x2_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000(\000,\0000\0004\0008\000<"
+        "\000@\000D";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void setp_bf16x2_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = bf16x2.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_bf16x2(
+    std::uint32_t a,
+    std::uint32_t b
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_bf16x2_forms0<ptxgen_f::index>(p, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 42 forms of setp_bf16x2: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_bf16x2_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000)\000*\000+\000-\000.\000/"
+        "\0001\0002\0003\0005\0006\0007\0009\000:\000;\000=\000>\000\?"
+        "\000A\000B\000C\000E\000F\000G";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_bf16x2_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = bf16x2.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE bool setp_bf16x2(
+    std::uint32_t a,
+    std::uint32_t b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_bf16x2_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_bf16x2_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_bf16x2(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 14 forms of setp_bf16x2_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_bf16x2_pair_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\004\000\010\000\014\000\020\000\024\000(\000,\0000\0004\0008\000<"
+        "\000@\000D";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_bf16x2_pair_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_bf16x2_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = bf16x2.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_bf16x2_pair_result setp_bf16x2_pair(
+    std::uint32_t a,
+    std::uint32_t b
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_bf16x2_pair_forms0_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenBoolop != setp_op_boolop::none)),
+                  "ptxgen: setp: operand c is required when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_bf16x2_pair_forms0<ptxgen_f::index>(p, q, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 42 forms of setp_bf16x2_pair: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct setp_bf16x2_pair_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\005\000\006\000\007\000\011\000\012\000\013\000\015\000\016\000\017"
+        "\000\021\000\022\000\023\000\025\000\026\000\027\000)\000*\000+\000-\000.\000/"
+        "\0001\0002\0003\0005\0006\0007\0009\000:\000;\000=\000>\000\?"
+        "\000A\000B\000C\000E\000F\000G";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_setp_bf16x2_pair_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (logic.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_bf16x2_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `setp`: compare into a predicate (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = bf16x2.
+ * Template parameters:
+ *   PtxgenCmp: cmp (eq, ne, lt, le, gt, ge, lo, ls, hi, hs, equ, neu, ltu, leu, gtu, geu, num, nan).
+ *   PtxgenBoolop: boolop (none, and, or, xor). combine the comparison with the predicate c
+ * Operands:
+ *   p: the comparison (combined with c by .BoolOp)
+ *   q: the complement of the comparison (combined with c by .BoolOp), written p|q
+ *   a: the first value
+ *   b: the second value
+ *   c: the predicate combined with the comparison (pass !c for the document's {!}c)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <setp_op_cmp PtxgenCmp, setp_op_boolop PtxgenBoolop = setp_op_boolop::none>
+PTXGEN_PTX_DEVICE setp_bf16x2_pair_result setp_bf16x2_pair(
+    std::uint32_t a,
+    std::uint32_t b,
+    bool c
+) {
+    std::uint32_t p{}; std::uint32_t q{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::setp_bf16x2_pair_forms1_table, detail::form_digit(detail::form_digit(0, 18, static_cast<long long>(PtxgenCmp)), 4, static_cast<long long>(PtxgenBoolop))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((PtxgenBoolop != setp_op_boolop::none),
+                  "ptxgen: setp: operand c is only allowed when boolop = {and, or, xor}");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: setp: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::setp_bf16x2_pair_forms1<ptxgen_f::index>(p, q, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return {p != 0, q != 0};
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_bf16x2_pair_result setp_bf16x2_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_bf16x2_pair_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return setp_bf16x2_pair_result{}; }
+#endif
 
 }  // namespace ptxgen::ptx
 

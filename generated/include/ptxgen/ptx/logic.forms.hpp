@@ -64,6 +64,45 @@ PTXGEN_PTX_DEVICE void logic_asm3(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b) {
 #endif
 }
 
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void logic_asm4(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %3, 0;\n\t" "%4 " "p, %1, %2, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "h"(a), "h"(b), "r"(static_cast<std::uint32_t>(c)), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %3, 0;\n\t" "%4 " "p, %1, %2, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(a), "r"(b), "r"(static_cast<std::uint32_t>(c)), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 2) asm volatile("{\n\t.reg .pred p;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %3, 0;\n\t" "%4 " "p, %1, %2, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "l"(a), "l"(b), "r"(static_cast<std::uint32_t>(c)), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 3) asm volatile("{\n\t.reg .pred p;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %3, 0;\n\t" "%4 " "p, %1, %2, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "f"(a), "f"(b), "r"(static_cast<std::uint32_t>(c)), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 4) asm volatile("{\n\t.reg .pred p;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %3, 0;\n\t" "%4 " "p, %1, %2, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "d"(a), "d"(b), "r"(static_cast<std::uint32_t>(c)), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void logic_asm5(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(p), "=r"(q) : "h"(a), "h"(b), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(p), "=r"(q) : "r"(a), "r"(b), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 2) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(p), "=r"(q) : "l"(a), "l"(b), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 3) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(p), "=r"(q) : "f"(a), "f"(b), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 4) asm volatile("{\n\t.reg .pred p, q;\n\t" "%4 " "p|q, %2, %3;" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(p), "=r"(q) : "d"(a), "d"(b), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void logic_asm6(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p, q;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %4, 0;\n\t" "%5 " "p|q, %2, %3, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(p), "=r"(q) : "h"(a), "h"(b), "r"(static_cast<std::uint32_t>(c)), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 1) asm volatile("{\n\t.reg .pred p, q;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %4, 0;\n\t" "%5 " "p|q, %2, %3, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(p), "=r"(q) : "r"(a), "r"(b), "r"(static_cast<std::uint32_t>(c)), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 2) asm volatile("{\n\t.reg .pred p, q;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %4, 0;\n\t" "%5 " "p|q, %2, %3, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(p), "=r"(q) : "l"(a), "l"(b), "r"(static_cast<std::uint32_t>(c)), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 3) asm volatile("{\n\t.reg .pred p, q;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %4, 0;\n\t" "%5 " "p|q, %2, %3, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(p), "=r"(q) : "f"(a), "f"(b), "r"(static_cast<std::uint32_t>(c)), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 4) asm volatile("{\n\t.reg .pred p, q;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %4, 0;\n\t" "%5 " "p|q, %2, %3, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\tselp.u32 %1, 1, 0, q;\n\t}" : "=r"(p), "=r"(q) : "d"(a), "d"(b), "r"(static_cast<std::uint32_t>(c)), "C"(PtxgenT0::c));
+#endif
+}
+
 // shf_l_forms0: the opcode of each form, in the order of shf_l_forms0_table, as
 // two pieces (NUL-terminated texts in shf_l_forms0_opcode_pieces, at the offsets in
 // shf_l_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -437,6 +476,71 @@ PTXGEN_PTX_DEVICE void setp_b16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b) {
 #endif
 }
 
+// setp_b16_forms1: the opcode of each form, in the order of setp_b16_forms1_table, as
+// two pieces (NUL-terminated texts in setp_b16_forms1_opcode_pieces, at the offsets in
+// setp_b16_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_b16_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.b16\000.or.b1"
+    "6\000.xor.b16\000setp.ne\000";
+inline constexpr char setp_b16_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032";
+inline constexpr char setp_b16_forms1_statement[] =
+    "\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b16_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm4<detail::packed_at<1>(setp_b16_forms1_statement, PtxgenF), detail::opcode_text<setp_b16_forms1_opcode_pieces, setp_b16_forms1_opcode, 1, PtxgenF>>(p, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_b16_pair_forms0: the opcode of each form, in the order of setp_b16_pair_forms0_table, as
+// two pieces (NUL-terminated texts in setp_b16_pair_forms0_opcode_pieces, at the offsets in
+// setp_b16_pair_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_b16_pair_forms0_opcode_pieces[] =
+    "\000setp\000.eq.b16\000.ne.b16\000";
+inline constexpr char setp_b16_pair_forms0_opcode[] =
+    "\001\006\001\016";
+inline constexpr char setp_b16_pair_forms0_statement[] =
+    "\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b16_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm5<detail::packed_at<1>(setp_b16_pair_forms0_statement, PtxgenF), detail::opcode_text<setp_b16_pair_forms0_opcode_pieces, setp_b16_pair_forms0_opcode, 1, PtxgenF>>(p, q, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_b16_pair_forms1: the opcode of each form, in the order of setp_b16_pair_forms1_table, as
+// two pieces (NUL-terminated texts in setp_b16_pair_forms1_opcode_pieces, at the offsets in
+// setp_b16_pair_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_b16_pair_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.b16\000.or.b1"
+    "6\000.xor.b16\000setp.ne\000";
+inline constexpr char setp_b16_pair_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032";
+inline constexpr char setp_b16_pair_forms1_statement[] =
+    "\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_b16_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm6<detail::packed_at<1>(setp_b16_pair_forms1_statement, PtxgenF), detail::opcode_text<setp_b16_pair_forms1_opcode_pieces, setp_b16_pair_forms1_opcode, 1, PtxgenF>>(p, q, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 // setp_b32_forms0: the opcode of each form, in the order of setp_b32_forms0_table, as
 // two pieces (NUL-terminated texts in setp_b32_forms0_opcode_pieces, at the offsets in
 // setp_b32_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -458,6 +562,71 @@ PTXGEN_PTX_DEVICE void setp_b32_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b) {
 #endif
 }
 
+// setp_b32_forms1: the opcode of each form, in the order of setp_b32_forms1_table, as
+// two pieces (NUL-terminated texts in setp_b32_forms1_opcode_pieces, at the offsets in
+// setp_b32_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_b32_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.b32\000.or.b3"
+    "2\000.xor.b32\000setp.ne\000";
+inline constexpr char setp_b32_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032";
+inline constexpr char setp_b32_forms1_statement[] =
+    "\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b32_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm4<detail::packed_at<1>(setp_b32_forms1_statement, PtxgenF), detail::opcode_text<setp_b32_forms1_opcode_pieces, setp_b32_forms1_opcode, 1, PtxgenF>>(p, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_b32_pair_forms0: the opcode of each form, in the order of setp_b32_pair_forms0_table, as
+// two pieces (NUL-terminated texts in setp_b32_pair_forms0_opcode_pieces, at the offsets in
+// setp_b32_pair_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_b32_pair_forms0_opcode_pieces[] =
+    "\000setp\000.eq.b32\000.ne.b32\000";
+inline constexpr char setp_b32_pair_forms0_opcode[] =
+    "\001\006\001\016";
+inline constexpr char setp_b32_pair_forms0_statement[] =
+    "\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b32_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm5<detail::packed_at<1>(setp_b32_pair_forms0_statement, PtxgenF), detail::opcode_text<setp_b32_pair_forms0_opcode_pieces, setp_b32_pair_forms0_opcode, 1, PtxgenF>>(p, q, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_b32_pair_forms1: the opcode of each form, in the order of setp_b32_pair_forms1_table, as
+// two pieces (NUL-terminated texts in setp_b32_pair_forms1_opcode_pieces, at the offsets in
+// setp_b32_pair_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_b32_pair_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.b32\000.or.b3"
+    "2\000.xor.b32\000setp.ne\000";
+inline constexpr char setp_b32_pair_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032";
+inline constexpr char setp_b32_pair_forms1_statement[] =
+    "\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_b32_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm6<detail::packed_at<1>(setp_b32_pair_forms1_statement, PtxgenF), detail::opcode_text<setp_b32_pair_forms1_opcode_pieces, setp_b32_pair_forms1_opcode, 1, PtxgenF>>(p, q, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 // setp_b64_forms0: the opcode of each form, in the order of setp_b64_forms0_table, as
 // two pieces (NUL-terminated texts in setp_b64_forms0_opcode_pieces, at the offsets in
 // setp_b64_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -474,6 +643,71 @@ template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void setp_b64_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
     logic_asm3<detail::packed_at<1>(setp_b64_forms0_statement, PtxgenF), detail::opcode_text<setp_b64_forms0_opcode_pieces, setp_b64_forms0_opcode, 1, PtxgenF>>(p, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_b64_forms1: the opcode of each form, in the order of setp_b64_forms1_table, as
+// two pieces (NUL-terminated texts in setp_b64_forms1_opcode_pieces, at the offsets in
+// setp_b64_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_b64_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.b64\000.or.b6"
+    "4\000.xor.b64\000setp.ne\000";
+inline constexpr char setp_b64_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032";
+inline constexpr char setp_b64_forms1_statement[] =
+    "\002\002\002\002\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b64_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm4<detail::packed_at<1>(setp_b64_forms1_statement, PtxgenF), detail::opcode_text<setp_b64_forms1_opcode_pieces, setp_b64_forms1_opcode, 1, PtxgenF>>(p, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_b64_pair_forms0: the opcode of each form, in the order of setp_b64_pair_forms0_table, as
+// two pieces (NUL-terminated texts in setp_b64_pair_forms0_opcode_pieces, at the offsets in
+// setp_b64_pair_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_b64_pair_forms0_opcode_pieces[] =
+    "\000setp\000.eq.b64\000.ne.b64\000";
+inline constexpr char setp_b64_pair_forms0_opcode[] =
+    "\001\006\001\016";
+inline constexpr char setp_b64_pair_forms0_statement[] =
+    "\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_b64_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm5<detail::packed_at<1>(setp_b64_pair_forms0_statement, PtxgenF), detail::opcode_text<setp_b64_pair_forms0_opcode_pieces, setp_b64_pair_forms0_opcode, 1, PtxgenF>>(p, q, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_b64_pair_forms1: the opcode of each form, in the order of setp_b64_pair_forms1_table, as
+// two pieces (NUL-terminated texts in setp_b64_pair_forms1_opcode_pieces, at the offsets in
+// setp_b64_pair_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_b64_pair_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.b64\000.or.b6"
+    "4\000.xor.b64\000setp.ne\000";
+inline constexpr char setp_b64_pair_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032";
+inline constexpr char setp_b64_pair_forms1_statement[] =
+    "\002\002\002\002\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_b64_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm6<detail::packed_at<1>(setp_b64_pair_forms1_statement, PtxgenF), detail::opcode_text<setp_b64_pair_forms1_opcode_pieces, setp_b64_pair_forms1_opcode, 1, PtxgenF>>(p, q, a, b, c);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -503,6 +737,86 @@ PTXGEN_PTX_DEVICE void setp_u16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b) {
 #endif
 }
 
+// setp_u16_forms1: the opcode of each form, in the order of setp_u16_forms1_table, as
+// two pieces (NUL-terminated texts in setp_u16_forms1_opcode_pieces, at the offsets in
+// setp_u16_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_u16_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.u16\000.or.u1"
+    "6\000.xor.u16\000setp.ne\000setp."
+    "lt\000setp.le\000setp.gt\000setp."
+    "ge\000setp.lo\000setp.ls\000setp."
+    "hi\000setp.hs\000";
+inline constexpr char setp_u16_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032+\011+\022+\0323\0113\0223\032"
+    ";\011;\022;\032C\011C\022C\032K\011K\022K\032S\011S\022S\032"
+    "[\011[\022[\032c\011c\022c\032";
+inline constexpr char setp_u16_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u16_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm4<detail::packed_at<1>(setp_u16_forms1_statement, PtxgenF), detail::opcode_text<setp_u16_forms1_opcode_pieces, setp_u16_forms1_opcode, 1, PtxgenF>>(p, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_u16_pair_forms0: the opcode of each form, in the order of setp_u16_pair_forms0_table, as
+// two pieces (NUL-terminated texts in setp_u16_pair_forms0_opcode_pieces, at the offsets in
+// setp_u16_pair_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_u16_pair_forms0_opcode_pieces[] =
+    "\000setp\000.eq.u16\000.ne.u16\000.l"
+    "t.u16\000.le.u16\000.gt.u16\000.g"
+    "e.u16\000.lo.u16\000.ls.u16\000.h"
+    "i.u16\000.hs.u16\000";
+inline constexpr char setp_u16_pair_forms0_opcode[] =
+    "\001\006\001\016\001\026\001\036\001&\001.\0016\001>\001F\001N";
+inline constexpr char setp_u16_pair_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u16_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm5<detail::packed_at<1>(setp_u16_pair_forms0_statement, PtxgenF), detail::opcode_text<setp_u16_pair_forms0_opcode_pieces, setp_u16_pair_forms0_opcode, 1, PtxgenF>>(p, q, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_u16_pair_forms1: the opcode of each form, in the order of setp_u16_pair_forms1_table, as
+// two pieces (NUL-terminated texts in setp_u16_pair_forms1_opcode_pieces, at the offsets in
+// setp_u16_pair_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_u16_pair_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.u16\000.or.u1"
+    "6\000.xor.u16\000setp.ne\000setp."
+    "lt\000setp.le\000setp.gt\000setp."
+    "ge\000setp.lo\000setp.ls\000setp."
+    "hi\000setp.hs\000";
+inline constexpr char setp_u16_pair_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032+\011+\022+\0323\0113\0223\032"
+    ";\011;\022;\032C\011C\022C\032K\011K\022K\032S\011S\022S\032"
+    "[\011[\022[\032c\011c\022c\032";
+inline constexpr char setp_u16_pair_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_u16_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm6<detail::packed_at<1>(setp_u16_pair_forms1_statement, PtxgenF), detail::opcode_text<setp_u16_pair_forms1_opcode_pieces, setp_u16_pair_forms1_opcode, 1, PtxgenF>>(p, q, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 // setp_u32_forms0: the opcode of each form, in the order of setp_u32_forms0_table, as
 // two pieces (NUL-terminated texts in setp_u32_forms0_opcode_pieces, at the offsets in
 // setp_u32_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -522,6 +836,86 @@ template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void setp_u32_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
     logic_asm3<detail::packed_at<1>(setp_u32_forms0_statement, PtxgenF), detail::opcode_text<setp_u32_forms0_opcode_pieces, setp_u32_forms0_opcode, 1, PtxgenF>>(p, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_u32_forms1: the opcode of each form, in the order of setp_u32_forms1_table, as
+// two pieces (NUL-terminated texts in setp_u32_forms1_opcode_pieces, at the offsets in
+// setp_u32_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_u32_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.u32\000.or.u3"
+    "2\000.xor.u32\000setp.ne\000setp."
+    "lt\000setp.le\000setp.gt\000setp."
+    "ge\000setp.lo\000setp.ls\000setp."
+    "hi\000setp.hs\000";
+inline constexpr char setp_u32_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032+\011+\022+\0323\0113\0223\032"
+    ";\011;\022;\032C\011C\022C\032K\011K\022K\032S\011S\022S\032"
+    "[\011[\022[\032c\011c\022c\032";
+inline constexpr char setp_u32_forms1_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u32_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm4<detail::packed_at<1>(setp_u32_forms1_statement, PtxgenF), detail::opcode_text<setp_u32_forms1_opcode_pieces, setp_u32_forms1_opcode, 1, PtxgenF>>(p, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_u32_pair_forms0: the opcode of each form, in the order of setp_u32_pair_forms0_table, as
+// two pieces (NUL-terminated texts in setp_u32_pair_forms0_opcode_pieces, at the offsets in
+// setp_u32_pair_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_u32_pair_forms0_opcode_pieces[] =
+    "\000setp\000.eq.u32\000.ne.u32\000.l"
+    "t.u32\000.le.u32\000.gt.u32\000.g"
+    "e.u32\000.lo.u32\000.ls.u32\000.h"
+    "i.u32\000.hs.u32\000";
+inline constexpr char setp_u32_pair_forms0_opcode[] =
+    "\001\006\001\016\001\026\001\036\001&\001.\0016\001>\001F\001N";
+inline constexpr char setp_u32_pair_forms0_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u32_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm5<detail::packed_at<1>(setp_u32_pair_forms0_statement, PtxgenF), detail::opcode_text<setp_u32_pair_forms0_opcode_pieces, setp_u32_pair_forms0_opcode, 1, PtxgenF>>(p, q, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_u32_pair_forms1: the opcode of each form, in the order of setp_u32_pair_forms1_table, as
+// two pieces (NUL-terminated texts in setp_u32_pair_forms1_opcode_pieces, at the offsets in
+// setp_u32_pair_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_u32_pair_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.u32\000.or.u3"
+    "2\000.xor.u32\000setp.ne\000setp."
+    "lt\000setp.le\000setp.gt\000setp."
+    "ge\000setp.lo\000setp.ls\000setp."
+    "hi\000setp.hs\000";
+inline constexpr char setp_u32_pair_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032+\011+\022+\0323\0113\0223\032"
+    ";\011;\022;\032C\011C\022C\032K\011K\022K\032S\011S\022S\032"
+    "[\011[\022[\032c\011c\022c\032";
+inline constexpr char setp_u32_pair_forms1_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_u32_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm6<detail::packed_at<1>(setp_u32_pair_forms1_statement, PtxgenF), detail::opcode_text<setp_u32_pair_forms1_opcode_pieces, setp_u32_pair_forms1_opcode, 1, PtxgenF>>(p, q, a, b, c);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -551,6 +945,86 @@ PTXGEN_PTX_DEVICE void setp_u64_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b) {
 #endif
 }
 
+// setp_u64_forms1: the opcode of each form, in the order of setp_u64_forms1_table, as
+// two pieces (NUL-terminated texts in setp_u64_forms1_opcode_pieces, at the offsets in
+// setp_u64_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_u64_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.u64\000.or.u6"
+    "4\000.xor.u64\000setp.ne\000setp."
+    "lt\000setp.le\000setp.gt\000setp."
+    "ge\000setp.lo\000setp.ls\000setp."
+    "hi\000setp.hs\000";
+inline constexpr char setp_u64_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032+\011+\022+\0323\0113\0223\032"
+    ";\011;\022;\032C\011C\022C\032K\011K\022K\032S\011S\022S\032"
+    "[\011[\022[\032c\011c\022c\032";
+inline constexpr char setp_u64_forms1_statement[] =
+    "\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002"
+    "\002\002\002\002\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u64_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm4<detail::packed_at<1>(setp_u64_forms1_statement, PtxgenF), detail::opcode_text<setp_u64_forms1_opcode_pieces, setp_u64_forms1_opcode, 1, PtxgenF>>(p, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_u64_pair_forms0: the opcode of each form, in the order of setp_u64_pair_forms0_table, as
+// two pieces (NUL-terminated texts in setp_u64_pair_forms0_opcode_pieces, at the offsets in
+// setp_u64_pair_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_u64_pair_forms0_opcode_pieces[] =
+    "\000setp\000.eq.u64\000.ne.u64\000.l"
+    "t.u64\000.le.u64\000.gt.u64\000.g"
+    "e.u64\000.lo.u64\000.ls.u64\000.h"
+    "i.u64\000.hs.u64\000";
+inline constexpr char setp_u64_pair_forms0_opcode[] =
+    "\001\006\001\016\001\026\001\036\001&\001.\0016\001>\001F\001N";
+inline constexpr char setp_u64_pair_forms0_statement[] =
+    "\002\002\002\002\002\002\002\002\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_u64_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm5<detail::packed_at<1>(setp_u64_pair_forms0_statement, PtxgenF), detail::opcode_text<setp_u64_pair_forms0_opcode_pieces, setp_u64_pair_forms0_opcode, 1, PtxgenF>>(p, q, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_u64_pair_forms1: the opcode of each form, in the order of setp_u64_pair_forms1_table, as
+// two pieces (NUL-terminated texts in setp_u64_pair_forms1_opcode_pieces, at the offsets in
+// setp_u64_pair_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_u64_pair_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.u64\000.or.u6"
+    "4\000.xor.u64\000setp.ne\000setp."
+    "lt\000setp.le\000setp.gt\000setp."
+    "ge\000setp.lo\000setp.ls\000setp."
+    "hi\000setp.hs\000";
+inline constexpr char setp_u64_pair_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032+\011+\022+\0323\0113\0223\032"
+    ";\011;\022;\032C\011C\022C\032K\011K\022K\032S\011S\022S\032"
+    "[\011[\022[\032c\011c\022c\032";
+inline constexpr char setp_u64_pair_forms1_statement[] =
+    "\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002"
+    "\002\002\002\002\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_u64_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm6<detail::packed_at<1>(setp_u64_pair_forms1_statement, PtxgenF), detail::opcode_text<setp_u64_pair_forms1_opcode_pieces, setp_u64_pair_forms1_opcode, 1, PtxgenF>>(p, q, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 // setp_s16_forms0: the opcode of each form, in the order of setp_s16_forms0_table, as
 // two pieces (NUL-terminated texts in setp_s16_forms0_opcode_pieces, at the offsets in
 // setp_s16_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -569,6 +1043,79 @@ template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void setp_s16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
     logic_asm3<detail::packed_at<1>(setp_s16_forms0_statement, PtxgenF), detail::opcode_text<setp_s16_forms0_opcode_pieces, setp_s16_forms0_opcode, 1, PtxgenF>>(p, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_s16_forms1: the opcode of each form, in the order of setp_s16_forms1_table, as
+// two pieces (NUL-terminated texts in setp_s16_forms1_opcode_pieces, at the offsets in
+// setp_s16_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_s16_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.s16\000.or.s1"
+    "6\000.xor.s16\000setp.ne\000setp."
+    "lt\000setp.le\000setp.gt\000setp."
+    "ge\000";
+inline constexpr char setp_s16_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032+\011+\022+\0323\0113\0223\032"
+    ";\011;\022;\032C\011C\022C\032";
+inline constexpr char setp_s16_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s16_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm4<detail::packed_at<1>(setp_s16_forms1_statement, PtxgenF), detail::opcode_text<setp_s16_forms1_opcode_pieces, setp_s16_forms1_opcode, 1, PtxgenF>>(p, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_s16_pair_forms0: the opcode of each form, in the order of setp_s16_pair_forms0_table, as
+// two pieces (NUL-terminated texts in setp_s16_pair_forms0_opcode_pieces, at the offsets in
+// setp_s16_pair_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_s16_pair_forms0_opcode_pieces[] =
+    "\000setp\000.eq.s16\000.ne.s16\000.l"
+    "t.s16\000.le.s16\000.gt.s16\000.g"
+    "e.s16\000";
+inline constexpr char setp_s16_pair_forms0_opcode[] =
+    "\001\006\001\016\001\026\001\036\001&\001.";
+inline constexpr char setp_s16_pair_forms0_statement[] =
+    "\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s16_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm5<detail::packed_at<1>(setp_s16_pair_forms0_statement, PtxgenF), detail::opcode_text<setp_s16_pair_forms0_opcode_pieces, setp_s16_pair_forms0_opcode, 1, PtxgenF>>(p, q, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_s16_pair_forms1: the opcode of each form, in the order of setp_s16_pair_forms1_table, as
+// two pieces (NUL-terminated texts in setp_s16_pair_forms1_opcode_pieces, at the offsets in
+// setp_s16_pair_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_s16_pair_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.s16\000.or.s1"
+    "6\000.xor.s16\000setp.ne\000setp."
+    "lt\000setp.le\000setp.gt\000setp."
+    "ge\000";
+inline constexpr char setp_s16_pair_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032+\011+\022+\0323\0113\0223\032"
+    ";\011;\022;\032C\011C\022C\032";
+inline constexpr char setp_s16_pair_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_s16_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm6<detail::packed_at<1>(setp_s16_pair_forms1_statement, PtxgenF), detail::opcode_text<setp_s16_pair_forms1_opcode_pieces, setp_s16_pair_forms1_opcode, 1, PtxgenF>>(p, q, a, b, c);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -597,6 +1144,79 @@ PTXGEN_PTX_DEVICE void setp_s32_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b) {
 #endif
 }
 
+// setp_s32_forms1: the opcode of each form, in the order of setp_s32_forms1_table, as
+// two pieces (NUL-terminated texts in setp_s32_forms1_opcode_pieces, at the offsets in
+// setp_s32_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_s32_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.s32\000.or.s3"
+    "2\000.xor.s32\000setp.ne\000setp."
+    "lt\000setp.le\000setp.gt\000setp."
+    "ge\000";
+inline constexpr char setp_s32_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032+\011+\022+\0323\0113\0223\032"
+    ";\011;\022;\032C\011C\022C\032";
+inline constexpr char setp_s32_forms1_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s32_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm4<detail::packed_at<1>(setp_s32_forms1_statement, PtxgenF), detail::opcode_text<setp_s32_forms1_opcode_pieces, setp_s32_forms1_opcode, 1, PtxgenF>>(p, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_s32_pair_forms0: the opcode of each form, in the order of setp_s32_pair_forms0_table, as
+// two pieces (NUL-terminated texts in setp_s32_pair_forms0_opcode_pieces, at the offsets in
+// setp_s32_pair_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_s32_pair_forms0_opcode_pieces[] =
+    "\000setp\000.eq.s32\000.ne.s32\000.l"
+    "t.s32\000.le.s32\000.gt.s32\000.g"
+    "e.s32\000";
+inline constexpr char setp_s32_pair_forms0_opcode[] =
+    "\001\006\001\016\001\026\001\036\001&\001.";
+inline constexpr char setp_s32_pair_forms0_statement[] =
+    "\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s32_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm5<detail::packed_at<1>(setp_s32_pair_forms0_statement, PtxgenF), detail::opcode_text<setp_s32_pair_forms0_opcode_pieces, setp_s32_pair_forms0_opcode, 1, PtxgenF>>(p, q, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_s32_pair_forms1: the opcode of each form, in the order of setp_s32_pair_forms1_table, as
+// two pieces (NUL-terminated texts in setp_s32_pair_forms1_opcode_pieces, at the offsets in
+// setp_s32_pair_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_s32_pair_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.s32\000.or.s3"
+    "2\000.xor.s32\000setp.ne\000setp."
+    "lt\000setp.le\000setp.gt\000setp."
+    "ge\000";
+inline constexpr char setp_s32_pair_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032+\011+\022+\0323\0113\0223\032"
+    ";\011;\022;\032C\011C\022C\032";
+inline constexpr char setp_s32_pair_forms1_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_s32_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm6<detail::packed_at<1>(setp_s32_pair_forms1_statement, PtxgenF), detail::opcode_text<setp_s32_pair_forms1_opcode_pieces, setp_s32_pair_forms1_opcode, 1, PtxgenF>>(p, q, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 // setp_s64_forms0: the opcode of each form, in the order of setp_s64_forms0_table, as
 // two pieces (NUL-terminated texts in setp_s64_forms0_opcode_pieces, at the offsets in
 // setp_s64_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -615,6 +1235,79 @@ template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void setp_s64_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
     logic_asm3<detail::packed_at<1>(setp_s64_forms0_statement, PtxgenF), detail::opcode_text<setp_s64_forms0_opcode_pieces, setp_s64_forms0_opcode, 1, PtxgenF>>(p, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_s64_forms1: the opcode of each form, in the order of setp_s64_forms1_table, as
+// two pieces (NUL-terminated texts in setp_s64_forms1_opcode_pieces, at the offsets in
+// setp_s64_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_s64_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.s64\000.or.s6"
+    "4\000.xor.s64\000setp.ne\000setp."
+    "lt\000setp.le\000setp.gt\000setp."
+    "ge\000";
+inline constexpr char setp_s64_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032+\011+\022+\0323\0113\0223\032"
+    ";\011;\022;\032C\011C\022C\032";
+inline constexpr char setp_s64_forms1_statement[] =
+    "\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s64_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm4<detail::packed_at<1>(setp_s64_forms1_statement, PtxgenF), detail::opcode_text<setp_s64_forms1_opcode_pieces, setp_s64_forms1_opcode, 1, PtxgenF>>(p, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_s64_pair_forms0: the opcode of each form, in the order of setp_s64_pair_forms0_table, as
+// two pieces (NUL-terminated texts in setp_s64_pair_forms0_opcode_pieces, at the offsets in
+// setp_s64_pair_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_s64_pair_forms0_opcode_pieces[] =
+    "\000setp\000.eq.s64\000.ne.s64\000.l"
+    "t.s64\000.le.s64\000.gt.s64\000.g"
+    "e.s64\000";
+inline constexpr char setp_s64_pair_forms0_opcode[] =
+    "\001\006\001\016\001\026\001\036\001&\001.";
+inline constexpr char setp_s64_pair_forms0_statement[] =
+    "\002\002\002\002\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_s64_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm5<detail::packed_at<1>(setp_s64_pair_forms0_statement, PtxgenF), detail::opcode_text<setp_s64_pair_forms0_opcode_pieces, setp_s64_pair_forms0_opcode, 1, PtxgenF>>(p, q, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_s64_pair_forms1: the opcode of each form, in the order of setp_s64_pair_forms1_table, as
+// two pieces (NUL-terminated texts in setp_s64_pair_forms1_opcode_pieces, at the offsets in
+// setp_s64_pair_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_s64_pair_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.s64\000.or.s6"
+    "4\000.xor.s64\000setp.ne\000setp."
+    "lt\000setp.le\000setp.gt\000setp."
+    "ge\000";
+inline constexpr char setp_s64_pair_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032+\011+\022+\0323\0113\0223\032"
+    ";\011;\022;\032C\011C\022C\032";
+inline constexpr char setp_s64_pair_forms1_statement[] =
+    "\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_s64_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm6<detail::packed_at<1>(setp_s64_pair_forms1_statement, PtxgenF), detail::opcode_text<setp_s64_pair_forms1_opcode_pieces, setp_s64_pair_forms1_opcode, 1, PtxgenF>>(p, q, a, b, c);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -649,6 +1342,109 @@ PTXGEN_PTX_DEVICE void setp_f32_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b) {
 #endif
 }
 
+// setp_f32_forms1: the opcode of each form, in the order of setp_f32_forms1_table, as
+// two pieces (NUL-terminated texts in setp_f32_forms1_opcode_pieces, at the offsets in
+// setp_f32_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_f32_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.f32\000.and.f"
+    "tz.f32\000.or.f32\000.or.ftz.f"
+    "32\000.xor.f32\000.xor.ftz.f32"
+    "\000setp.ne\000setp.lt\000setp.le"
+    "\000setp.gt\000setp.ge\000setp.eq"
+    "u\000setp.neu\000setp.ltu\000setp"
+    ".leu\000setp.gtu\000setp.geu\000s"
+    "etp.num\000setp.nan\000";
+inline constexpr char setp_f32_forms1_opcode[] =
+    "\001\011\001\022\001\037\001'\0013\001<I\011I\022I\037I'I3I<"
+    "Q\011Q\022Q\037Q'Q3Q<Y\011Y\022Y\037Y'Y3Y<"
+    "a\011a\022a\037a'a3a<i\011i\022i\037i'i3i<"
+    "q\011q\022q\037q'q3q<z\011z\022z\037z'z3z<"
+    "\203\011\203\022\203\037\203'\2033\203<\214\011\214\022\214\037\214'\2143\214<"
+    "\225\011\225\022\225\037\225'\2253\225<\236\011\236\022\236\037\236'\2363\236<"
+    "\247\011\247\022\247\037\247'\2473\247<\260\011\260\022\260\037\260'\2603\260<";
+inline constexpr char setp_f32_forms1_statement[] =
+    "\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003"
+    "\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003"
+    "\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003"
+    "\003\003\003\003\003\003\003\003\003\003\003\003";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f32_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm4<detail::packed_at<1>(setp_f32_forms1_statement, PtxgenF), detail::opcode_text<setp_f32_forms1_opcode_pieces, setp_f32_forms1_opcode, 1, PtxgenF>>(p, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_f32_pair_forms0: the opcode of each form, in the order of setp_f32_pair_forms0_table, as
+// two pieces (NUL-terminated texts in setp_f32_pair_forms0_opcode_pieces, at the offsets in
+// setp_f32_pair_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_f32_pair_forms0_opcode_pieces[] =
+    "\000setp.eq\000.f32\000.ftz.f32\000s"
+    "etp.ne\000setp.lt\000setp.le\000s"
+    "etp.gt\000setp.ge\000setp.equ\000"
+    "setp.neu\000setp.ltu\000setp.l"
+    "eu\000setp.gtu\000setp.geu\000set"
+    "p.num\000setp.nan\000";
+inline constexpr char setp_f32_pair_forms0_opcode[] =
+    "\001\011\001\016\027\011\027\016\037\011\037\016'\011'\016/\011/\0167\0117\016"
+    "\?\011\?\016H\011H\016Q\011Q\016Z\011Z\016c\011c\016l\011l\016"
+    "u\011u\016~\011~\016";
+inline constexpr char setp_f32_pair_forms0_statement[] =
+    "\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003"
+    "\003\003\003\003";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f32_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm5<detail::packed_at<1>(setp_f32_pair_forms0_statement, PtxgenF), detail::opcode_text<setp_f32_pair_forms0_opcode_pieces, setp_f32_pair_forms0_opcode, 1, PtxgenF>>(p, q, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_f32_pair_forms1: the opcode of each form, in the order of setp_f32_pair_forms1_table, as
+// two pieces (NUL-terminated texts in setp_f32_pair_forms1_opcode_pieces, at the offsets in
+// setp_f32_pair_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_f32_pair_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.f32\000.and.f"
+    "tz.f32\000.or.f32\000.or.ftz.f"
+    "32\000.xor.f32\000.xor.ftz.f32"
+    "\000setp.ne\000setp.lt\000setp.le"
+    "\000setp.gt\000setp.ge\000setp.eq"
+    "u\000setp.neu\000setp.ltu\000setp"
+    ".leu\000setp.gtu\000setp.geu\000s"
+    "etp.num\000setp.nan\000";
+inline constexpr char setp_f32_pair_forms1_opcode[] =
+    "\001\011\001\022\001\037\001'\0013\001<I\011I\022I\037I'I3I<"
+    "Q\011Q\022Q\037Q'Q3Q<Y\011Y\022Y\037Y'Y3Y<"
+    "a\011a\022a\037a'a3a<i\011i\022i\037i'i3i<"
+    "q\011q\022q\037q'q3q<z\011z\022z\037z'z3z<"
+    "\203\011\203\022\203\037\203'\2033\203<\214\011\214\022\214\037\214'\2143\214<"
+    "\225\011\225\022\225\037\225'\2253\225<\236\011\236\022\236\037\236'\2363\236<"
+    "\247\011\247\022\247\037\247'\2473\247<\260\011\260\022\260\037\260'\2603\260<";
+inline constexpr char setp_f32_pair_forms1_statement[] =
+    "\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003"
+    "\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003"
+    "\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003\003"
+    "\003\003\003\003\003\003\003\003\003\003\003\003";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_f32_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm6<detail::packed_at<1>(setp_f32_pair_forms1_statement, PtxgenF), detail::opcode_text<setp_f32_pair_forms1_opcode_pieces, setp_f32_pair_forms1_opcode, 1, PtxgenF>>(p, q, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 // setp_f64_forms0: the opcode of each form, in the order of setp_f64_forms0_table, as
 // two pieces (NUL-terminated texts in setp_f64_forms0_opcode_pieces, at the offsets in
 // setp_f64_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -675,6 +1471,481 @@ PTXGEN_PTX_DEVICE void setp_f64_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b) {
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+
+// setp_f64_forms1: the opcode of each form, in the order of setp_f64_forms1_table, as
+// two pieces (NUL-terminated texts in setp_f64_forms1_opcode_pieces, at the offsets in
+// setp_f64_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_f64_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.f64\000.or.f6"
+    "4\000.xor.f64\000setp.ne\000setp."
+    "lt\000setp.le\000setp.gt\000setp."
+    "ge\000setp.equ\000setp.neu\000set"
+    "p.ltu\000setp.leu\000setp.gtu\000"
+    "setp.geu\000setp.num\000setp.n"
+    "an\000";
+inline constexpr char setp_f64_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032+\011+\022+\0323\0113\0223\032"
+    ";\011;\022;\032C\011C\022C\032K\011K\022K\032T\011T\022T\032"
+    "]\011]\022]\032f\011f\022f\032o\011o\022o\032x\011x\022x\032"
+    "\201\011\201\022\201\032\212\011\212\022\212\032";
+inline constexpr char setp_f64_forms1_statement[] =
+    "\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004"
+    "\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f64_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm4<detail::packed_at<1>(setp_f64_forms1_statement, PtxgenF), detail::opcode_text<setp_f64_forms1_opcode_pieces, setp_f64_forms1_opcode, 1, PtxgenF>>(p, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_f64_pair_forms0: the opcode of each form, in the order of setp_f64_pair_forms0_table, as
+// two pieces (NUL-terminated texts in setp_f64_pair_forms0_opcode_pieces, at the offsets in
+// setp_f64_pair_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_f64_pair_forms0_opcode_pieces[] =
+    "\000setp\000.eq.f64\000.ne.f64\000.l"
+    "t.f64\000.le.f64\000.gt.f64\000.g"
+    "e.f64\000.equ.f64\000.neu.f64\000"
+    ".ltu.f64\000.leu.f64\000.gtu.f"
+    "64\000.geu.f64\000.num.f64\000.na"
+    "n.f64\000";
+inline constexpr char setp_f64_pair_forms0_opcode[] =
+    "\001\006\001\016\001\026\001\036\001&\001.\0016\001\?\001H\001Q\001Z\001c"
+    "\001l\001u";
+inline constexpr char setp_f64_pair_forms0_statement[] =
+    "\004\004\004\004\004\004\004\004\004\004\004\004\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f64_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm5<detail::packed_at<1>(setp_f64_pair_forms0_statement, PtxgenF), detail::opcode_text<setp_f64_pair_forms0_opcode_pieces, setp_f64_pair_forms0_opcode, 1, PtxgenF>>(p, q, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_f64_pair_forms1: the opcode of each form, in the order of setp_f64_pair_forms1_table, as
+// two pieces (NUL-terminated texts in setp_f64_pair_forms1_opcode_pieces, at the offsets in
+// setp_f64_pair_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_f64_pair_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.f64\000.or.f6"
+    "4\000.xor.f64\000setp.ne\000setp."
+    "lt\000setp.le\000setp.gt\000setp."
+    "ge\000setp.equ\000setp.neu\000set"
+    "p.ltu\000setp.leu\000setp.gtu\000"
+    "setp.geu\000setp.num\000setp.n"
+    "an\000";
+inline constexpr char setp_f64_pair_forms1_opcode[] =
+    "\001\011\001\022\001\032#\011#\022#\032+\011+\022+\0323\0113\0223\032"
+    ";\011;\022;\032C\011C\022C\032K\011K\022K\032T\011T\022T\032"
+    "]\011]\022]\032f\011f\022f\032o\011o\022o\032x\011x\022x\032"
+    "\201\011\201\022\201\032\212\011\212\022\212\032";
+inline constexpr char setp_f64_pair_forms1_statement[] =
+    "\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004"
+    "\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_f64_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm6<detail::packed_at<1>(setp_f64_pair_forms1_statement, PtxgenF), detail::opcode_text<setp_f64_pair_forms1_opcode_pieces, setp_f64_pair_forms1_opcode, 1, PtxgenF>>(p, q, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_f16_forms0: the opcode of each form, in the order of setp_f16_forms0_table, as
+// two pieces (NUL-terminated texts in setp_f16_forms0_opcode_pieces, at the offsets in
+// setp_f16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_f16_forms0_opcode_pieces[] =
+    "\000setp.eq\000.f16\000.ftz.f16\000s"
+    "etp.ne\000setp.lt\000setp.le\000s"
+    "etp.gt\000setp.ge\000setp.equ\000"
+    "setp.neu\000setp.ltu\000setp.l"
+    "eu\000setp.gtu\000setp.geu\000set"
+    "p.num\000setp.nan\000";
+inline constexpr char setp_f16_forms0_opcode[] =
+    "\001\011\001\016\027\011\027\016\037\011\037\016'\011'\016/\011/\0167\0117\016"
+    "\?\011\?\016H\011H\016Q\011Q\016Z\011Z\016c\011c\016l\011l\016"
+    "u\011u\016~\011~\016";
+inline constexpr char setp_f16_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void setp_f16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm3<detail::packed_at<1>(setp_f16_forms0_statement, PtxgenF), detail::opcode_text<setp_f16_forms0_opcode_pieces, setp_f16_forms0_opcode, 1, PtxgenF>>(p, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_f16_forms1: the opcode of each form, in the order of setp_f16_forms1_table, as
+// two pieces (NUL-terminated texts in setp_f16_forms1_opcode_pieces, at the offsets in
+// setp_f16_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_f16_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.f16\000.and.f"
+    "tz.f16\000.or.f16\000.or.ftz.f"
+    "16\000.xor.f16\000.xor.ftz.f16"
+    "\000setp.ne\000setp.lt\000setp.le"
+    "\000setp.gt\000setp.ge\000setp.eq"
+    "u\000setp.neu\000setp.ltu\000setp"
+    ".leu\000setp.gtu\000setp.geu\000s"
+    "etp.num\000setp.nan\000";
+inline constexpr char setp_f16_forms1_opcode[] =
+    "\001\011\001\022\001\037\001'\0013\001<I\011I\022I\037I'I3I<"
+    "Q\011Q\022Q\037Q'Q3Q<Y\011Y\022Y\037Y'Y3Y<"
+    "a\011a\022a\037a'a3a<i\011i\022i\037i'i3i<"
+    "q\011q\022q\037q'q3q<z\011z\022z\037z'z3z<"
+    "\203\011\203\022\203\037\203'\2033\203<\214\011\214\022\214\037\214'\2143\214<"
+    "\225\011\225\022\225\037\225'\2253\225<\236\011\236\022\236\037\236'\2363\236<"
+    "\247\011\247\022\247\037\247'\2473\247<\260\011\260\022\260\037\260'\2603\260<";
+inline constexpr char setp_f16_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f16_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm4<detail::packed_at<1>(setp_f16_forms1_statement, PtxgenF), detail::opcode_text<setp_f16_forms1_opcode_pieces, setp_f16_forms1_opcode, 1, PtxgenF>>(p, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_f16x2_forms0: the opcode of each form, in the order of setp_f16x2_forms0_table, as
+// two pieces (NUL-terminated texts in setp_f16x2_forms0_opcode_pieces, at the offsets in
+// setp_f16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_f16x2_forms0_opcode_pieces[] =
+    "\000setp.eq\000.f16x2\000.ftz.f16"
+    "x2\000setp.ne\000setp.lt\000setp."
+    "le\000setp.gt\000setp.ge\000setp."
+    "equ\000setp.neu\000setp.ltu\000se"
+    "tp.leu\000setp.gtu\000setp.geu"
+    "\000setp.num\000setp.nan\000";
+inline constexpr char setp_f16x2_forms0_opcode[] =
+    "\001\011\001\020\033\011\033\020#\011#\020+\011+\0203\0113\020;\011;\020"
+    "C\011C\020L\011L\020U\011U\020^\011^\020g\011g\020p\011p\020"
+    "y\011y\020\202\011\202\020";
+inline constexpr char setp_f16x2_forms0_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void setp_f16x2_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm3<detail::packed_at<1>(setp_f16x2_forms0_statement, PtxgenF), detail::opcode_text<setp_f16x2_forms0_opcode_pieces, setp_f16x2_forms0_opcode, 1, PtxgenF>>(p, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_f16x2_forms1: the opcode of each form, in the order of setp_f16x2_forms1_table, as
+// two pieces (NUL-terminated texts in setp_f16x2_forms1_opcode_pieces, at the offsets in
+// setp_f16x2_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_f16x2_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.f16x2\000.and"
+    ".ftz.f16x2\000.or.f16x2\000.or"
+    ".ftz.f16x2\000.xor.f16x2\000.x"
+    "or.ftz.f16x2\000setp.ne\000set"
+    "p.lt\000setp.le\000setp.gt\000set"
+    "p.ge\000setp.equ\000setp.neu\000s"
+    "etp.ltu\000setp.leu\000setp.gt"
+    "u\000setp.geu\000setp.num\000setp"
+    ".nan\000";
+inline constexpr char setp_f16x2_forms1_opcode[] =
+    "\001\011\001\024\001#\001-\001;\001FU\011U\024U#U-U;UF"
+    "]\011]\024]#]-];]Fe\011e\024e#e-e;eF"
+    "m\011m\024m#m-m;mFu\011u\024u#u-u;uF"
+    "}\011}\024}#}-};}F\206\011\206\024\206#\206-\206;\206F"
+    "\217\011\217\024\217#\217-\217;\217F\230\011\230\024\230#\230-\230;\230F"
+    "\241\011\241\024\241#\241-\241;\241F\252\011\252\024\252#\252-\252;\252F"
+    "\263\011\263\024\263#\263-\263;\263F\274\011\274\024\274#\274-\274;\274F";
+inline constexpr char setp_f16x2_forms1_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f16x2_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm4<detail::packed_at<1>(setp_f16x2_forms1_statement, PtxgenF), detail::opcode_text<setp_f16x2_forms1_opcode_pieces, setp_f16x2_forms1_opcode, 1, PtxgenF>>(p, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_f16x2_pair_forms0: the opcode of each form, in the order of setp_f16x2_pair_forms0_table, as
+// two pieces (NUL-terminated texts in setp_f16x2_pair_forms0_opcode_pieces, at the offsets in
+// setp_f16x2_pair_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_f16x2_pair_forms0_opcode_pieces[] =
+    "\000setp.eq\000.f16x2\000.ftz.f16"
+    "x2\000setp.ne\000setp.lt\000setp."
+    "le\000setp.gt\000setp.ge\000setp."
+    "equ\000setp.neu\000setp.ltu\000se"
+    "tp.leu\000setp.gtu\000setp.geu"
+    "\000setp.num\000setp.nan\000";
+inline constexpr char setp_f16x2_pair_forms0_opcode[] =
+    "\001\011\001\020\033\011\033\020#\011#\020+\011+\0203\0113\020;\011;\020"
+    "C\011C\020L\011L\020U\011U\020^\011^\020g\011g\020p\011p\020"
+    "y\011y\020\202\011\202\020";
+inline constexpr char setp_f16x2_pair_forms0_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_f16x2_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm5<detail::packed_at<1>(setp_f16x2_pair_forms0_statement, PtxgenF), detail::opcode_text<setp_f16x2_pair_forms0_opcode_pieces, setp_f16x2_pair_forms0_opcode, 1, PtxgenF>>(p, q, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// setp_f16x2_pair_forms1: the opcode of each form, in the order of setp_f16x2_pair_forms1_table, as
+// two pieces (NUL-terminated texts in setp_f16x2_pair_forms1_opcode_pieces, at the offsets in
+// setp_f16x2_pair_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_f16x2_pair_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.f16x2\000.and"
+    ".ftz.f16x2\000.or.f16x2\000.or"
+    ".ftz.f16x2\000.xor.f16x2\000.x"
+    "or.ftz.f16x2\000setp.ne\000set"
+    "p.lt\000setp.le\000setp.gt\000set"
+    "p.ge\000setp.equ\000setp.neu\000s"
+    "etp.ltu\000setp.leu\000setp.gt"
+    "u\000setp.geu\000setp.num\000setp"
+    ".nan\000";
+inline constexpr char setp_f16x2_pair_forms1_opcode[] =
+    "\001\011\001\024\001#\001-\001;\001FU\011U\024U#U-U;UF"
+    "]\011]\024]#]-];]Fe\011e\024e#e-e;eF"
+    "m\011m\024m#m-m;mFu\011u\024u#u-u;uF"
+    "}\011}\024}#}-};}F\206\011\206\024\206#\206-\206;\206F"
+    "\217\011\217\024\217#\217-\217;\217F\230\011\230\024\230#\230-\230;\230F"
+    "\241\011\241\024\241#\241-\241;\241F\252\011\252\024\252#\252-\252;\252F"
+    "\263\011\263\024\263#\263-\263;\263F\274\011\274\024\274#\274-\274;\274F";
+inline constexpr char setp_f16x2_pair_forms1_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_f16x2_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm6<detail::packed_at<1>(setp_f16x2_pair_forms1_statement, PtxgenF), detail::opcode_text<setp_f16x2_pair_forms1_opcode_pieces, setp_f16x2_pair_forms1_opcode, 1, PtxgenF>>(p, q, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// setp_bf16_forms0: the opcode of each form, in the order of setp_bf16_forms0_table, as
+// two pieces (NUL-terminated texts in setp_bf16_forms0_opcode_pieces, at the offsets in
+// setp_bf16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_bf16_forms0_opcode_pieces[] =
+    "\000setp.eq\000.bf16\000setp.ne\000s"
+    "etp.lt\000setp.le\000setp.gt\000s"
+    "etp.ge\000setp.equ\000setp.neu"
+    "\000setp.ltu\000setp.leu\000setp."
+    "gtu\000setp.geu\000setp.num\000se"
+    "tp.nan\000";
+inline constexpr char setp_bf16_forms0_opcode[] =
+    "\001\011\017\011\027\011\037\011'\011/\0117\011@\011I\011R\011[\011d\011"
+    "m\011v\011";
+inline constexpr char setp_bf16_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void setp_bf16_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm3<detail::packed_at<1>(setp_bf16_forms0_statement, PtxgenF), detail::opcode_text<setp_bf16_forms0_opcode_pieces, setp_bf16_forms0_opcode, 1, PtxgenF>>(p, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// setp_bf16_forms1: the opcode of each form, in the order of setp_bf16_forms1_table, as
+// two pieces (NUL-terminated texts in setp_bf16_forms1_opcode_pieces, at the offsets in
+// setp_bf16_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_bf16_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.bf16\000.or.b"
+    "f16\000.xor.bf16\000setp.ne\000se"
+    "tp.lt\000setp.le\000setp.gt\000se"
+    "tp.ge\000setp.equ\000setp.neu\000"
+    "setp.ltu\000setp.leu\000setp.g"
+    "tu\000setp.geu\000setp.num\000set"
+    "p.nan\000";
+inline constexpr char setp_bf16_forms1_opcode[] =
+    "\001\011\001\023\001\034&\011&\023&\034.\011.\023.\0346\0116\0236\034"
+    ">\011>\023>\034F\011F\023F\034N\011N\023N\034W\011W\023W\034"
+    "`\011`\023`\034i\011i\023i\034r\011r\023r\034{\011{\023{\034"
+    "\204\011\204\023\204\034\215\011\215\023\215\034";
+inline constexpr char setp_bf16_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_bf16_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm4<detail::packed_at<1>(setp_bf16_forms1_statement, PtxgenF), detail::opcode_text<setp_bf16_forms1_opcode_pieces, setp_bf16_forms1_opcode, 1, PtxgenF>>(p, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// setp_bf16x2_forms0: the opcode of each form, in the order of setp_bf16x2_forms0_table, as
+// two pieces (NUL-terminated texts in setp_bf16x2_forms0_opcode_pieces, at the offsets in
+// setp_bf16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_bf16x2_forms0_opcode_pieces[] =
+    "\000setp.eq\000.bf16x2\000setp.ne"
+    "\000setp.lt\000setp.le\000setp.gt"
+    "\000setp.ge\000setp.equ\000setp.n"
+    "eu\000setp.ltu\000setp.leu\000set"
+    "p.gtu\000setp.geu\000setp.num\000"
+    "setp.nan\000";
+inline constexpr char setp_bf16x2_forms0_opcode[] =
+    "\001\011\021\011\031\011!\011)\0111\0119\011B\011K\011T\011]\011f\011"
+    "o\011x\011";
+inline constexpr char setp_bf16x2_forms0_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void setp_bf16x2_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm3<detail::packed_at<1>(setp_bf16x2_forms0_statement, PtxgenF), detail::opcode_text<setp_bf16x2_forms0_opcode_pieces, setp_bf16x2_forms0_opcode, 1, PtxgenF>>(p, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// setp_bf16x2_forms1: the opcode of each form, in the order of setp_bf16x2_forms1_table, as
+// two pieces (NUL-terminated texts in setp_bf16x2_forms1_opcode_pieces, at the offsets in
+// setp_bf16x2_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_bf16x2_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.bf16x2\000.or"
+    ".bf16x2\000.xor.bf16x2\000setp"
+    ".ne\000setp.lt\000setp.le\000setp"
+    ".gt\000setp.ge\000setp.equ\000set"
+    "p.neu\000setp.ltu\000setp.leu\000"
+    "setp.gtu\000setp.geu\000setp.n"
+    "um\000setp.nan\000";
+inline constexpr char setp_bf16x2_forms1_opcode[] =
+    "\001\011\001\025\001 ,\011,\025, 4\0114\0254 <\011<\025< "
+    "D\011D\025D L\011L\025L T\011T\025T ]\011]\025] "
+    "f\011f\025f o\011o\025o x\011x\025x \201\011\201\025\201 "
+    "\212\011\212\025\212 \223\011\223\025\223 ";
+inline constexpr char setp_bf16x2_forms1_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_bf16x2_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm4<detail::packed_at<1>(setp_bf16x2_forms1_statement, PtxgenF), detail::opcode_text<setp_bf16x2_forms1_opcode_pieces, setp_bf16x2_forms1_opcode, 1, PtxgenF>>(p, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// setp_bf16x2_pair_forms0: the opcode of each form, in the order of setp_bf16x2_pair_forms0_table, as
+// two pieces (NUL-terminated texts in setp_bf16x2_pair_forms0_opcode_pieces, at the offsets in
+// setp_bf16x2_pair_forms0_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_bf16x2_pair_forms0_opcode_pieces[] =
+    "\000setp.eq\000.bf16x2\000setp.ne"
+    "\000setp.lt\000setp.le\000setp.gt"
+    "\000setp.ge\000setp.equ\000setp.n"
+    "eu\000setp.ltu\000setp.leu\000set"
+    "p.gtu\000setp.geu\000setp.num\000"
+    "setp.nan\000";
+inline constexpr char setp_bf16x2_pair_forms0_opcode[] =
+    "\001\011\021\011\031\011!\011)\0111\0119\011B\011K\011T\011]\011f\011"
+    "o\011x\011";
+inline constexpr char setp_bf16x2_pair_forms0_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void setp_bf16x2_pair_forms0(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm5<detail::packed_at<1>(setp_bf16x2_pair_forms0_statement, PtxgenF), detail::opcode_text<setp_bf16x2_pair_forms0_opcode_pieces, setp_bf16x2_pair_forms0_opcode, 1, PtxgenF>>(p, q, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// setp_bf16x2_pair_forms1: the opcode of each form, in the order of setp_bf16x2_pair_forms1_table, as
+// two pieces (NUL-terminated texts in setp_bf16x2_pair_forms1_opcode_pieces, at the offsets in
+// setp_bf16x2_pair_forms1_opcode, 1 byte(s) each), and the asm statement of
+// logic_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char setp_bf16x2_pair_forms1_opcode_pieces[] =
+    "\000setp.eq\000.and.bf16x2\000.or"
+    ".bf16x2\000.xor.bf16x2\000setp"
+    ".ne\000setp.lt\000setp.le\000setp"
+    ".gt\000setp.ge\000setp.equ\000set"
+    "p.neu\000setp.ltu\000setp.leu\000"
+    "setp.gtu\000setp.geu\000setp.n"
+    "um\000setp.nan\000";
+inline constexpr char setp_bf16x2_pair_forms1_opcode[] =
+    "\001\011\001\025\001 ,\011,\025, 4\0114\0254 <\011<\025< "
+    "D\011D\025D L\011L\025L T\011T\025T ]\011]\025] "
+    "f\011f\025f o\011o\025o x\011x\025x \201\011\201\025\201 "
+    "\212\011\212\025\212 \223\011\223\025\223 ";
+inline constexpr char setp_bf16x2_pair_forms1_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001"
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3, class PtxgenA4>
+PTXGEN_PTX_DEVICE void setp_bf16x2_pair_forms1(PtxgenA0& p, PtxgenA1& q, PtxgenA2 a, PtxgenA3 b, PtxgenA4 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    logic_asm6<detail::packed_at<1>(setp_bf16x2_pair_forms1_statement, PtxgenF), detail::opcode_text<setp_bf16x2_pair_forms1_opcode_pieces, setp_bf16x2_pair_forms1_opcode, 1, PtxgenF>>(p, q, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
 
 }  // namespace ptxgen::ptx::detail
 

@@ -242,6 +242,16 @@ enum class setp_op_cmp : int {
 };
 
 /**
+ * setp: qualifier boolop (.{}). combine the comparison with the predicate c
+ */
+enum class setp_op_boolop : int {
+    none,
+    boolop_and,
+    boolop_or,
+    boolop_xor,
+};
+
+/**
  * setp: qualifier type (.{}).
  */
 enum class setp_op_type : int {
@@ -256,8 +266,116 @@ enum class setp_op_type : int {
     s64,
     f32,
     f64,
+    f16,
+    f16x2,
+    bf16,
+    bf16x2,
 };
 
+
+/**
+ * What setp_b16_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_b16_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_b32_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_b32_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_b64_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_b64_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_u16_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_u16_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_u32_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_u32_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_u64_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_u64_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_s16_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_s16_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_s32_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_s32_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_s64_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_s64_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_f32_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_f32_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_f64_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_f64_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_f16x2_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_f16x2_pair_result {
+    bool p;
+    bool q;
+};
+
+/**
+ * What setp_bf16x2_pair returns: p: the comparison (combined with c by .BoolOp); q: the complement of the comparison (combined with c by .BoolOp), written p|q.
+ */
+struct setp_bf16x2_pair_result {
+    bool p;
+    bool q;
+};
 
 namespace detail {
 
@@ -303,16 +421,33 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_selp_u16_is_only_on_
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_selp_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_selp_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_b16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_b32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_b64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_bf16x2_pair_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_f16x2_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_f32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_f64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_s16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_s32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_s64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_u16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_u32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_setp_u64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_shf_l_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_shf_r_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_shl_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
@@ -475,27 +610,61 @@ PTXGEN_PTX_DEVICE float slct_f32(detail::host_arg, detail::host_arg, detail::hos
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE double slct_f64(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_slct_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE bool setp_b16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_b32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE setp_b16_pair_result setp_b16_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_b16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_b16_pair_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE bool setp_b32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_u16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE setp_b32_pair_result setp_b32_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_b32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_b32_pair_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_u32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE bool setp_b64(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_u64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE setp_b64_pair_result setp_b64_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_b64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_b64_pair_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_s16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE bool setp_u16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_s32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE setp_u16_pair_result setp_u16_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_u16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_u16_pair_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_s64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE bool setp_u32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE setp_u32_pair_result setp_u32_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_u32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_u32_pair_result{}; }
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_f64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+PTXGEN_PTX_DEVICE bool setp_u64(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_u64_pair_result setp_u64_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_u64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_u64_pair_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_s16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_s16_pair_result setp_s16_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_s16_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_s16_pair_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_s32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_s32_pair_result setp_s32_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_s32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_s32_pair_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_s64(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_s64_pair_result setp_s64_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_s64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_s64_pair_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_f32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_f32_pair_result setp_f32_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_f32_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_f32_pair_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_f64(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_f64_pair_result setp_f64_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_f64_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_f64_pair_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_f16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_f16x2(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_f16x2_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_f16x2_pair_result setp_f16x2_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_f16x2_pair_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return setp_f16x2_pair_result{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_bf16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_bf16x2(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return bool{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_bf16x2_pair_result setp_bf16x2_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_bf16x2_pair_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return setp_bf16x2_pair_result{}; }
 #else
 /* template <> std::uint16_t and_b16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
@@ -680,39 +849,118 @@ PTXGEN_PTX_DEVICE float slct_f32(detail::host_arg, detail::host_arg, detail::hos
 /* template <slct_op_ctype Ctype, bool Ftz = false> double slct_f64(double a, double b, detail::reg_t<detail::slct_op_type_c(Ftz, slct_op_dtype::f64, Ctype)> c) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE double slct_f64(detail::host_arg, detail::host_arg, detail::host_arg) { return double{}; }
-/* template <setp_op_cmp Cmp> bool setp_b16(std::uint16_t a, std::uint16_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_b16(std::uint16_t a, std::uint16_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_b16(std::uint16_t a, std::uint16_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_b16(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_b32(std::uint32_t a, std::uint32_t b) */
+PTXGEN_PTX_DEVICE bool setp_b16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_b16_pair_result setp_b16_pair(std::uint16_t a, std::uint16_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_b16_pair_result setp_b16_pair(std::uint16_t a, std::uint16_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_b32(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_b64(std::uint64_t a, std::uint64_t b) */
+PTXGEN_PTX_DEVICE setp_b16_pair_result setp_b16_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_b16_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_b32(std::uint32_t a, std::uint32_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_b32(std::uint32_t a, std::uint32_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_b64(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_u16(std::uint16_t a, std::uint16_t b) */
+PTXGEN_PTX_DEVICE bool setp_b32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_b32_pair_result setp_b32_pair(std::uint32_t a, std::uint32_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_b32_pair_result setp_b32_pair(std::uint32_t a, std::uint32_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_u16(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_u32(std::uint32_t a, std::uint32_t b) */
+PTXGEN_PTX_DEVICE setp_b32_pair_result setp_b32_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_b32_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_b64(std::uint64_t a, std::uint64_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_b64(std::uint64_t a, std::uint64_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_u32(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_u64(std::uint64_t a, std::uint64_t b) */
+PTXGEN_PTX_DEVICE bool setp_b64(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_b64_pair_result setp_b64_pair(std::uint64_t a, std::uint64_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_b64_pair_result setp_b64_pair(std::uint64_t a, std::uint64_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_u64(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_s16(std::uint16_t a, std::uint16_t b) */
+PTXGEN_PTX_DEVICE setp_b64_pair_result setp_b64_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_b64_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_u16(std::uint16_t a, std::uint16_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_u16(std::uint16_t a, std::uint16_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_s16(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_s32(std::int32_t a, std::int32_t b) */
+PTXGEN_PTX_DEVICE bool setp_u16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_u16_pair_result setp_u16_pair(std::uint16_t a, std::uint16_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_u16_pair_result setp_u16_pair(std::uint16_t a, std::uint16_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_s32(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_s64(std::uint64_t a, std::uint64_t b) */
+PTXGEN_PTX_DEVICE setp_u16_pair_result setp_u16_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_u16_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_u32(std::uint32_t a, std::uint32_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_u32(std::uint32_t a, std::uint32_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_s64(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp, bool Ftz = false> bool setp_f32(float a, float b) */
+PTXGEN_PTX_DEVICE bool setp_u32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_u32_pair_result setp_u32_pair(std::uint32_t a, std::uint32_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_u32_pair_result setp_u32_pair(std::uint32_t a, std::uint32_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_f32(detail::host_arg, detail::host_arg) { return bool{}; }
-/* template <setp_op_cmp Cmp> bool setp_f64(double a, double b) */
+PTXGEN_PTX_DEVICE setp_u32_pair_result setp_u32_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_u32_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_u64(std::uint64_t a, std::uint64_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_u64(std::uint64_t a, std::uint64_t b, bool c) */
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE bool setp_f64(detail::host_arg, detail::host_arg) { return bool{}; }
+PTXGEN_PTX_DEVICE bool setp_u64(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_u64_pair_result setp_u64_pair(std::uint64_t a, std::uint64_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_u64_pair_result setp_u64_pair(std::uint64_t a, std::uint64_t b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_u64_pair_result setp_u64_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_u64_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_s16(std::uint16_t a, std::uint16_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_s16(std::uint16_t a, std::uint16_t b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_s16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_s16_pair_result setp_s16_pair(std::uint16_t a, std::uint16_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_s16_pair_result setp_s16_pair(std::uint16_t a, std::uint16_t b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_s16_pair_result setp_s16_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_s16_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_s32(std::int32_t a, std::int32_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_s32(std::int32_t a, std::int32_t b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_s32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_s32_pair_result setp_s32_pair(std::int32_t a, std::int32_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_s32_pair_result setp_s32_pair(std::int32_t a, std::int32_t b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_s32_pair_result setp_s32_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_s32_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_s64(std::uint64_t a, std::uint64_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_s64(std::uint64_t a, std::uint64_t b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_s64(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_s64_pair_result setp_s64_pair(std::uint64_t a, std::uint64_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_s64_pair_result setp_s64_pair(std::uint64_t a, std::uint64_t b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_s64_pair_result setp_s64_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_s64_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> bool setp_f32(float a, float b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> bool setp_f32(float a, float b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_f32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> setp_f32_pair_result setp_f32_pair(float a, float b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> setp_f32_pair_result setp_f32_pair(float a, float b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_f32_pair_result setp_f32_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_f32_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_f64(double a, double b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_f64(double a, double b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_f64(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_f64_pair_result setp_f64_pair(double a, double b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_f64_pair_result setp_f64_pair(double a, double b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_f64_pair_result setp_f64_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_f64_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> bool setp_f16(std::uint16_t a, std::uint16_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> bool setp_f16(std::uint16_t a, std::uint16_t b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_f16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> bool setp_f16x2(std::uint32_t a, std::uint32_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> bool setp_f16x2(std::uint32_t a, std::uint32_t b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_f16x2(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> setp_f16x2_pair_result setp_f16x2_pair(std::uint32_t a, std::uint32_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none, bool Ftz = false> setp_f16x2_pair_result setp_f16x2_pair(std::uint32_t a, std::uint32_t b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_f16x2_pair_result setp_f16x2_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_f16x2_pair_result{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_bf16(std::uint16_t a, std::uint16_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_bf16(std::uint16_t a, std::uint16_t b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_bf16(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_bf16x2(std::uint32_t a, std::uint32_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> bool setp_bf16x2(std::uint32_t a, std::uint32_t b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool setp_bf16x2(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return bool{}; }
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_bf16x2_pair_result setp_bf16x2_pair(std::uint32_t a, std::uint32_t b) */
+/* template <setp_op_cmp Cmp, setp_op_boolop Boolop = setp_op_boolop::none> setp_bf16x2_pair_result setp_bf16x2_pair(std::uint32_t a, std::uint32_t b, bool c) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE setp_bf16x2_pair_result setp_bf16x2_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { return setp_bf16x2_pair_result{}; }
 #endif
 #endif
 
