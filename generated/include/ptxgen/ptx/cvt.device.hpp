@@ -13,13 +13,67 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int cvt_float_type_a(cvt_float_rnd, bool, bool, bool, bool, cvt_float_dtype, cvt_float_atype atype) {
-    if (const long long ptxgen_v = detail::entry("\004\010\010\001\001\010\010\010\010\014\010"
-            , 1, detail::cell(0, 1, static_cast<long long>(atype), 11)); ptxgen_v >= 0) {
-        return static_cast<int>(ptxgen_v);
+PTXGEN_PTX_CONSTEXPR int cvt_float_type_a(cvt_float_rnd, bool, bool, bool, bool, bool, cvt_float_dtype dtype, cvt_float_atype atype) {
+    if ((atype == cvt_float_atype::f32)) {
+        return 3;
     }
+    if ((atype == cvt_float_atype::f16x2)) {
+        return 0;
+    }
+    if ((atype == cvt_float_atype::bf16x2)) {
+        return 0;
+    }
+    if ((atype == cvt_float_atype::e2m1x2)) {
+        return 11;
+    }
+    if ((atype == cvt_float_atype::f64)) {
+        return 4;
+    }
+    if ((atype == cvt_float_atype::u32)) {
+        return 0;
+    }
+    if ((atype == cvt_float_atype::s32)) {
+        return 1;
+    }
+    if ((atype == cvt_float_atype::u64)) {
+        return 2;
+    }
+    if ((atype == cvt_float_atype::s64)) {
+        return 2;
+    }
+    if ((atype == cvt_float_atype::u8)) {
+        if ((dtype == cvt_float_dtype::bf16)) {
+            return 11;
+        }
+        return 7;
+    }
+    if ((atype == cvt_float_atype::s8)) {
+        if ((dtype == cvt_float_dtype::bf16)) {
+            return 11;
+        }
+        return 7;
+    }
+    return 7;
     return -1;
 }
+
+// What only the checks use: in the device passes whose target may have a form.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct cvt_float_v_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: cvt: operand v: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): float");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct cvt_float_v_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: cvt: operand v: the array has PtxgenGiven elements where this form needs PtxgenNeeded (the four values {a, b, e, f} of an x4 pack, a in the upper element; 4 registers)");
+    static constexpr bool ok = true;
+};
+#endif
 
 }  // namespace detail
 
@@ -57,11 +111,11 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b)
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, dtype = f16x2, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, dtype = f16x2, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
  *   PtxgenPzo: pzo (true / false). negative zero results are written as +0 (PTX ISA 9.4, sm_107f)
@@ -72,14 +126,16 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)> cvt_f16x2_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)> a,
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)> cvt_f16x2_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)> a,
     float b
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_f16x2_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_f16x2_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -93,7 +149,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)> cvt_f16x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)> cvt_f16x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16x2, cvt_float_atype::f32)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -130,11 +186,11 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, dtype = bf16x2, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, dtype = bf16x2, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
  *   PtxgenPzo: pzo (true / false). negative zero results are written as +0 (PTX ISA 9.4, sm_107f)
@@ -145,14 +201,16 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> cvt_bf16x2_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> a,
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> cvt_bf16x2_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> a,
     float b
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_bf16x2_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_bf16x2_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -166,20 +224,497 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> cvt_bf16x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> cvt_bf16x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16x2, cvt_float_atype::f32)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x48200ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_rs_f16x2_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_rs_f16x2_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002\000\003";
+    static constexpr gate gates[] = {
+        {0x48200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_rs_f16x2_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cvt_rs_f16x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 rbits);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = rs, ftz = false, sat = false, pzo = false, dtype = f16x2, atype = f32.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ *   PtxgenSatfinite: satfinite (true / false).
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ *   b: of a pair from f32, the value for the lower element
+ *   rbits: the random bits of .rs rounding (two 16-bit halves, the upper for the first values)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false, bool PtxgenSatfinite = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::f16x2, cvt_float_atype::f32)> cvt_rs_f16x2_f32(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rs, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::f16x2, cvt_float_atype::f32)> a,
+    float b,
+    std::uint32_t rbits
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::f16x2, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_rs_f16x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_rs_f16x2_f32_forms0<ptxgen_f::index>(d, a, b, rbits);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::f16x2, cvt_float_atype::f32)> cvt_rs_f16x2_f32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_rs_f16x2_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::f16x2, cvt_float_atype::f32)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x48200ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_rs_bf16x2_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_rs_bf16x2_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002\000\003";
+    static constexpr gate gates[] = {
+        {0x48200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_rs_bf16x2_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cvt_rs_bf16x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 rbits);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = rs, ftz = false, sat = false, pzo = false, dtype = bf16x2, atype = f32.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ *   PtxgenSatfinite: satfinite (true / false).
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ *   b: of a pair from f32, the value for the lower element
+ *   rbits: the random bits of .rs rounding (two 16-bit halves, the upper for the first values)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false, bool PtxgenSatfinite = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> cvt_rs_bf16x2_f32(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rs, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> a,
+    float b,
+    std::uint32_t rbits
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_rs_bf16x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_rs_bf16x2_f32_forms0<ptxgen_f::index>(d, a, b, rbits);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::f32)> cvt_rs_bf16x2_f32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_rs_bf16x2_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::f32)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x48200ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_rs_e4m3x4_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_rs_e4m3x4_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x48200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_rs_e4m3x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_rs_e4m3x4_f32_forms0(PtxgenA0& d, const PtxgenA1& v, PtxgenA2 rbits);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = rs, ftz = false, sat = false, satfinite = true, pzo = false, dtype = e4m3x4, atype = f32.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   v: the four values {a, b, e, f} of an x4 pack, a in the upper element
+ *   rbits: the random bits of .rs rounding (two 16-bit halves, the upper for the first values)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x4, cvt_float_atype::f32)> cvt_rs_e4m3x4_f32(
+    const PtxgenElem0 (&v)[PtxgenLength0],
+    std::uint32_t rbits
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x4, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_rs_e4m3x4_f32_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::cvt_float_v_element_type<detail::reg_or_t<3, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = 4;
+    static_assert(detail::cvt_float_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_rs_e4m3x4_f32_forms0<ptxgen_f::index>(d, v, rbits);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <bool PtxgenRelu = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x4, cvt_float_atype::f32)> cvt_rs_e4m3x4_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_rs_e4m3x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x4, cvt_float_atype::f32)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x48200ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_rs_e5m2x4_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_rs_e5m2x4_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x48200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_rs_e5m2x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_rs_e5m2x4_f32_forms0(PtxgenA0& d, const PtxgenA1& v, PtxgenA2 rbits);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = rs, ftz = false, sat = false, satfinite = true, pzo = false, dtype = e5m2x4, atype = f32.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   v: the four values {a, b, e, f} of an x4 pack, a in the upper element
+ *   rbits: the random bits of .rs rounding (two 16-bit halves, the upper for the first values)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x4, cvt_float_atype::f32)> cvt_rs_e5m2x4_f32(
+    const PtxgenElem0 (&v)[PtxgenLength0],
+    std::uint32_t rbits
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x4, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_rs_e5m2x4_f32_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::cvt_float_v_element_type<detail::reg_or_t<3, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = 4;
+    static_assert(detail::cvt_float_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_rs_e5m2x4_f32_forms0<ptxgen_f::index>(d, v, rbits);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <bool PtxgenRelu = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x4, cvt_float_atype::f32)> cvt_rs_e5m2x4_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_rs_e5m2x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x4, cvt_float_atype::f32)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x48200ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_rs_e2m3x4_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_rs_e2m3x4_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x48200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_rs_e2m3x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_rs_e2m3x4_f32_forms0(PtxgenA0& d, const PtxgenA1& v, PtxgenA2 rbits);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = rs, ftz = false, sat = false, satfinite = true, pzo = false, dtype = e2m3x4, atype = f32.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   v: the four values {a, b, e, f} of an x4 pack, a in the upper element
+ *   rbits: the random bits of .rs rounding (two 16-bit halves, the upper for the first values)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x4, cvt_float_atype::f32)> cvt_rs_e2m3x4_f32(
+    const PtxgenElem0 (&v)[PtxgenLength0],
+    std::uint32_t rbits
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x4, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_rs_e2m3x4_f32_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::cvt_float_v_element_type<detail::reg_or_t<3, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = 4;
+    static_assert(detail::cvt_float_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_rs_e2m3x4_f32_forms0<ptxgen_f::index>(d, v, rbits);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <bool PtxgenRelu = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x4, cvt_float_atype::f32)> cvt_rs_e2m3x4_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_rs_e2m3x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x4, cvt_float_atype::f32)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x48200ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_rs_e3m2x4_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_rs_e3m2x4_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x48200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_rs_e3m2x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_rs_e3m2x4_f32_forms0(PtxgenA0& d, const PtxgenA1& v, PtxgenA2 rbits);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = rs, ftz = false, sat = false, satfinite = true, pzo = false, dtype = e3m2x4, atype = f32.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   v: the four values {a, b, e, f} of an x4 pack, a in the upper element
+ *   rbits: the random bits of .rs rounding (two 16-bit halves, the upper for the first values)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x4, cvt_float_atype::f32)> cvt_rs_e3m2x4_f32(
+    const PtxgenElem0 (&v)[PtxgenLength0],
+    std::uint32_t rbits
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x4, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_rs_e3m2x4_f32_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::cvt_float_v_element_type<detail::reg_or_t<3, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = 4;
+    static_assert(detail::cvt_float_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_rs_e3m2x4_f32_forms0<ptxgen_f::index>(d, v, rbits);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <bool PtxgenRelu = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x4, cvt_float_atype::f32)> cvt_rs_e3m2x4_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_rs_e3m2x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x4, cvt_float_atype::f32)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x48200ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_rs_e2m1x4_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_rs_e2m1x4_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x48200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_rs_e2m1x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_rs_e2m1x4_f32_forms0(PtxgenA0& d, const PtxgenA1& v, PtxgenA2 rbits);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = rs, ftz = false, sat = false, satfinite = true, pzo = false, dtype = e2m1x4, atype = f32.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   v: the four values {a, b, e, f} of an x4 pack, a in the upper element
+ *   rbits: the random bits of .rs rounding (two 16-bit halves, the upper for the first values)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x4, cvt_float_atype::f32)> cvt_rs_e2m1x4_f32(
+    const PtxgenElem0 (&v)[PtxgenLength0],
+    std::uint32_t rbits
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x4, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_rs_e2m1x4_f32_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::cvt_float_v_element_type<detail::reg_or_t<3, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = 4;
+    static_assert(detail::cvt_float_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_rs_e2m1x4_f32_forms0<ptxgen_f::index>(d, v, rbits);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <bool PtxgenRelu = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x4, cvt_float_atype::f32)> cvt_rs_e2m1x4_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_rs_e2m1x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rs, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x4, cvt_float_atype::f32)>{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 18 forms of cvt_f16_f32: form number * 256 + support class, by
+// The 30 forms of cvt_f16_f32: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cvt_f16_f32_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\010\001\011\002\012\001\013\003\014\001\015\004\016\001\017\000\020\001\021\002\022\001\023"
-        "\003\024\001\025\004\026\001\027\000\030\000 ";
+        "\000 \001!\002\"\001#\003$\001%\004&\001'\000(\0000\0008\000@"
+        "\001A\002B\001C\003D\001E\004F\001G\000H\000P\000X\000`\000h"
+        "\000p\000x\000\200\000\210\000\220\000\230";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
         {0xc0000ull, 0, 94},
@@ -203,11 +738,13 @@ PTXGEN_PTX_DEVICE void cvt_f16_f32_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, dtype = f16, atype = f32.
+ * Fixed by this wrapper: dtype = f16, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
  *   PtxgenPzo: pzo (true / false). negative zero results are written as +0 (PTX ISA 9.4, sm_107f)
@@ -216,14 +753,16 @@ PTXGEN_PTX_DEVICE void cvt_f16_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  *   a: the value to convert (of a pair from f32, the one for the upper element)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16, cvt_float_atype::f32)> cvt_f16_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16, cvt_float_atype::f32)> a
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16, cvt_float_atype::f32)> cvt_f16_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16, cvt_float_atype::f32)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16, cvt_float_atype::f32)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::f16, cvt_float_atype::f32)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_f16_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_f16_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -243,14 +782,14 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 18 forms of cvt_bf16_f32: form number * 256 + support class, by
+// The 22 forms of cvt_bf16_f32: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cvt_bf16_f32_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\010\001\011\002\012\001\013\000\014\001\015\002\016\001\017\000\020\001\021\002\022\001\023"
-        "\000\024\001\025\002\026\001\027\000\030\000 ";
+        "\000\020\001\021\002\022\001\023\000\024\001\025\002\026\001\027\000\030\000 \001!\002\""
+        "\001#\000$\001%\002&\001'\000(\0000\0008\000@\000H";
     static constexpr gate gates[] = {
         {0x1ffffffeull, 800, 70},
         {0xc0000ull, 0, 94},
@@ -270,11 +809,12 @@ PTXGEN_PTX_DEVICE void cvt_bf16_f32_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, dtype = bf16, atype = f32.
+ * Fixed by this wrapper: sat = false, dtype = bf16, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
  *   PtxgenPzo: pzo (true / false). negative zero results are written as +0 (PTX ISA 9.4, sm_107f)
@@ -283,14 +823,16 @@ PTXGEN_PTX_DEVICE void cvt_bf16_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  *   a: the value to convert (of a pair from f32, the one for the upper element)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)> cvt_bf16_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)> a
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)> cvt_bf16_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_bf16_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -303,20 +845,20 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
     return d;
 }
 #else
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)> cvt_bf16_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)>{}; }
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)> cvt_bf16_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, false, PtxgenRelu, PtxgenSatfinite, PtxgenPzo, cvt_float_dtype::bf16, cvt_float_atype::f32)>{}; }
 #endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of cvt_f32_f16: form number * 256 + support class, by
+// The 4 forms of cvt_f32_f16: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cvt_f32_f16_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001";
+        "\000\000\000\001\000\002\000\003";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -332,23 +874,24 @@ PTXGEN_PTX_DEVICE void cvt_f32_f16_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
  * Fixed by this wrapper: rnd = none, relu = false, satfinite = false, pzo = false, dtype = f32, atype = f16.
  * Template parameters:
  *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
  *   a: the value to convert (of a pair from f32, the one for the upper element)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f16)> cvt_f32_f16(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f16)> a
+template <bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f16)> cvt_f32_f16(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f16)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f16)> d{};
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f16)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_f32_f16_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_f32_f16_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -369,13 +912,13 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, Pt
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of cvt_f32_bf16: form number * 256 + support class, by
+// The 10 forms of cvt_f32_bf16: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cvt_f32_bf16_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\001\001";
+        "\000\000\001\001\000\002\001\003\000\004\001\005\000\006\001\007\000\010\001\011";
     static constexpr gate gates[] = {
         {0x1ffffffeull, 800, 71},
         {0x1fffffc0ull, 900, 78},
@@ -393,24 +936,27 @@ PTXGEN_PTX_DEVICE void cvt_f32_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = none, relu = false, satfinite = false, pzo = false, dtype = f32, atype = bf16.
+ * Fixed by this wrapper: sat = false, relu = false, satfinite = false, pzo = false, dtype = f32, atype = bf16.
  * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenFtz: ftz (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
  *   a: the value to convert (of a pair from f32, the one for the upper element)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenFtz = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)> cvt_f32_bf16(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)> a
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, false, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)> cvt_f32_bf16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, false, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, false, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_f32_bf16_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_f32_bf16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -423,8 +969,8 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, Pt
     return d;
 }
 #else
-template <bool PtxgenFtz = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)> cvt_f32_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f32_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_1(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)>{}; }
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, false, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)> cvt_f32_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f32_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, false, false, false, false, cvt_float_dtype::f32, cvt_float_atype::bf16)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -458,11 +1004,11 @@ PTXGEN_PTX_DEVICE void cvt_e4m3x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e4m3x2, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e4m3x2, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -471,14 +1017,16 @@ PTXGEN_PTX_DEVICE void cvt_e4m3x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)> cvt_e4m3x2_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)> a,
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)> cvt_e4m3x2_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)> a,
     float b
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e4m3x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e4m3x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -492,7 +1040,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)> cvt_e4m3x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_f32_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)> cvt_e4m3x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_f32_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f32)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -526,11 +1074,11 @@ PTXGEN_PTX_DEVICE void cvt_e5m2x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e5m2x2, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e5m2x2, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -539,14 +1087,16 @@ PTXGEN_PTX_DEVICE void cvt_e5m2x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)> cvt_e5m2x2_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)> a,
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)> cvt_e5m2x2_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)> a,
     float b
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e5m2x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e5m2x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -560,7 +1110,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)> cvt_e5m2x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_f32_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)> cvt_e5m2x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_f32_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f32)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -594,11 +1144,11 @@ PTXGEN_PTX_DEVICE void cvt_e2m3x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e2m3x2, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e2m3x2, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -607,14 +1157,16 @@ PTXGEN_PTX_DEVICE void cvt_e2m3x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)> cvt_e2m3x2_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)> a,
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)> cvt_e2m3x2_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)> a,
     float b
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e2m3x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e2m3x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -628,7 +1180,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)> cvt_e2m3x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)> cvt_e2m3x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f32)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -662,11 +1214,11 @@ PTXGEN_PTX_DEVICE void cvt_e3m2x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e3m2x2, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e3m2x2, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -675,14 +1227,16 @@ PTXGEN_PTX_DEVICE void cvt_e3m2x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)> cvt_e3m2x2_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)> a,
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)> cvt_e3m2x2_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)> a,
     float b
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e3m2x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e3m2x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -696,7 +1250,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)> cvt_e3m2x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)> cvt_e3m2x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f32)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -730,11 +1284,11 @@ PTXGEN_PTX_DEVICE void cvt_e2m1x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e2m1x2, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e2m1x2, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -743,14 +1297,16 @@ PTXGEN_PTX_DEVICE void cvt_e2m1x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)> cvt_e2m1x2_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)> a,
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)> cvt_e2m1x2_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)> a,
     float b
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e2m1x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e2m1x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -760,11 +1316,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
         ptxgen_f::refuse();
     }
 #endif
-    return static_cast<detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)>>(d);
+    return static_cast<detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)>>(d);
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)> cvt_e2m1x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)> cvt_e2m1x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f32)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -796,11 +1352,11 @@ PTXGEN_PTX_DEVICE void cvt_ue8m0x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, relu = false, pzo = false, dtype = ue8m0x2, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, pzo = false, dtype = ue8m0x2, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenSatfinite: satfinite (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -809,14 +1365,16 @@ PTXGEN_PTX_DEVICE void cvt_ue8m0x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSatfinite = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)> cvt_ue8m0x2_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)> a,
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)> cvt_ue8m0x2_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)> a,
     float b
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_ue8m0x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSatfinite ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_ue8m0x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -830,7 +1388,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)> cvt_ue8m0x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_ue8m0x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)> cvt_ue8m0x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_ue8m0x2_f32_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::f32)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -864,11 +1422,11 @@ PTXGEN_PTX_DEVICE void cvt_e4m3x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e4m3x2, atype = f16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e4m3x2, atype = f16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -876,13 +1434,15 @@ PTXGEN_PTX_DEVICE void cvt_e4m3x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)> cvt_e4m3x2_f16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)> cvt_e4m3x2_f16x2(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e4m3x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e4m3x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -896,7 +1456,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)> cvt_e4m3x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_f16x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)> cvt_e4m3x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_f16x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::f16x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -930,11 +1490,11 @@ PTXGEN_PTX_DEVICE void cvt_e5m2x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e5m2x2, atype = f16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e5m2x2, atype = f16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -942,13 +1502,15 @@ PTXGEN_PTX_DEVICE void cvt_e5m2x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)> cvt_e5m2x2_f16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)> cvt_e5m2x2_f16x2(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e5m2x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e5m2x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -962,7 +1524,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)> cvt_e5m2x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_f16x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)> cvt_e5m2x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_f16x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::f16x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -996,11 +1558,11 @@ PTXGEN_PTX_DEVICE void cvt_e2m3x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e2m3x2, atype = f16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e2m3x2, atype = f16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1008,13 +1570,15 @@ PTXGEN_PTX_DEVICE void cvt_e2m3x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)> cvt_e2m3x2_f16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)> cvt_e2m3x2_f16x2(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e2m3x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e2m3x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1028,7 +1592,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)> cvt_e2m3x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)> cvt_e2m3x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::f16x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1062,11 +1626,11 @@ PTXGEN_PTX_DEVICE void cvt_e3m2x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e3m2x2, atype = f16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e3m2x2, atype = f16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1074,13 +1638,15 @@ PTXGEN_PTX_DEVICE void cvt_e3m2x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)> cvt_e3m2x2_f16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)> cvt_e3m2x2_f16x2(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e3m2x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e3m2x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1094,7 +1660,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)> cvt_e3m2x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)> cvt_e3m2x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::f16x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1128,11 +1694,11 @@ PTXGEN_PTX_DEVICE void cvt_e2m1x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e2m1x2, atype = f16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e2m1x2, atype = f16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1140,13 +1706,15 @@ PTXGEN_PTX_DEVICE void cvt_e2m1x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)> cvt_e2m1x2_f16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)> cvt_e2m1x2_f16x2(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)> a
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e2m1x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e2m1x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1156,11 +1724,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
         ptxgen_f::refuse();
     }
 #endif
-    return static_cast<detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)>>(d);
+    return static_cast<detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)>>(d);
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)> cvt_e2m1x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)> cvt_e2m1x2_f16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_f16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::f16x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1194,11 +1762,11 @@ PTXGEN_PTX_DEVICE void cvt_e4m3x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e4m3x2, atype = bf16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e4m3x2, atype = bf16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1206,13 +1774,15 @@ PTXGEN_PTX_DEVICE void cvt_e4m3x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)> cvt_e4m3x2_bf16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)> cvt_e4m3x2_bf16x2(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e4m3x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e4m3x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1226,7 +1796,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)> cvt_e4m3x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)> cvt_e4m3x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e4m3x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e4m3x2, cvt_float_atype::bf16x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1260,11 +1830,11 @@ PTXGEN_PTX_DEVICE void cvt_e5m2x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e5m2x2, atype = bf16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e5m2x2, atype = bf16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1272,13 +1842,15 @@ PTXGEN_PTX_DEVICE void cvt_e5m2x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)> cvt_e5m2x2_bf16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)> cvt_e5m2x2_bf16x2(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e5m2x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e5m2x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1292,7 +1864,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)> cvt_e5m2x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)> cvt_e5m2x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e5m2x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e5m2x2, cvt_float_atype::bf16x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1326,11 +1898,11 @@ PTXGEN_PTX_DEVICE void cvt_e2m3x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e2m3x2, atype = bf16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e2m3x2, atype = bf16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1338,13 +1910,15 @@ PTXGEN_PTX_DEVICE void cvt_e2m3x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)> cvt_e2m3x2_bf16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)> cvt_e2m3x2_bf16x2(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e2m3x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e2m3x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1358,7 +1932,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)> cvt_e2m3x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)> cvt_e2m3x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m3x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m3x2, cvt_float_atype::bf16x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1392,11 +1966,11 @@ PTXGEN_PTX_DEVICE void cvt_e3m2x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e3m2x2, atype = bf16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e3m2x2, atype = bf16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1404,13 +1978,15 @@ PTXGEN_PTX_DEVICE void cvt_e3m2x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)> cvt_e3m2x2_bf16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)> cvt_e3m2x2_bf16x2(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e3m2x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e3m2x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1424,7 +2000,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)> cvt_e3m2x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)> cvt_e3m2x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e3m2x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e3m2x2, cvt_float_atype::bf16x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1458,11 +2034,11 @@ PTXGEN_PTX_DEVICE void cvt_e2m1x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e2m1x2, atype = bf16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e2m1x2, atype = bf16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1470,13 +2046,15 @@ PTXGEN_PTX_DEVICE void cvt_e2m1x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)> cvt_e2m1x2_bf16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)> cvt_e2m1x2_bf16x2(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)> a
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e2m1x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e2m1x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1486,11 +2064,11 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
         ptxgen_f::refuse();
     }
 #endif
-    return static_cast<detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)>>(d);
+    return static_cast<detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)>>(d);
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)> cvt_e2m1x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)> cvt_e2m1x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_e2m1x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_1(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, true, false, cvt_float_dtype::e2m1x2, cvt_float_atype::bf16x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1522,11 +2100,11 @@ PTXGEN_PTX_DEVICE void cvt_ue8m0x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, relu = false, pzo = false, dtype = ue8m0x2, atype = bf16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, pzo = false, dtype = ue8m0x2, atype = bf16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenSatfinite: satfinite (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1534,13 +2112,15 @@ PTXGEN_PTX_DEVICE void cvt_ue8m0x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSatfinite = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)> cvt_ue8m0x2_bf16x2(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)> cvt_ue8m0x2_bf16x2(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_ue8m0x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSatfinite ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_ue8m0x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1554,7 +2134,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)> cvt_ue8m0x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_ue8m0x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)> cvt_ue8m0x2_bf16x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_ue8m0x2_bf16x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, PtxgenSatfinite, false, cvt_float_dtype::ue8m0x2, cvt_float_atype::bf16x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1586,9 +2166,9 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e4m3x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, satfinite = false, pzo = false, dtype = f16x2, atype = e4m3x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, satfinite = false, pzo = false, dtype = f16x2, atype = e4m3x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  * Operands:
@@ -1597,10 +2177,10 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e4m3x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)> cvt_f16x2_e4m3x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)> cvt_f16x2_e4m3x2(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_f16x2_e4m3x2_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1617,7 +2197,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
 }
 #else
 template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)> cvt_f16x2_e4m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e4m3x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)> cvt_f16x2_e4m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e4m3x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e4m3x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1649,9 +2229,9 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e5m2x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, satfinite = false, pzo = false, dtype = f16x2, atype = e5m2x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, satfinite = false, pzo = false, dtype = f16x2, atype = e5m2x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  * Operands:
@@ -1660,10 +2240,10 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e5m2x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)> cvt_f16x2_e5m2x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)> cvt_f16x2_e5m2x2(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_f16x2_e5m2x2_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1680,7 +2260,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
 }
 #else
 template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)> cvt_f16x2_e5m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e5m2x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)> cvt_f16x2_e5m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e5m2x2_is_only_on_sm_89_and_later_from_ptx_isa_8_1(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e5m2x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1712,9 +2292,9 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e2m3x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, satfinite = false, pzo = false, dtype = f16x2, atype = e2m3x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, satfinite = false, pzo = false, dtype = f16x2, atype = e2m3x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  * Operands:
@@ -1723,10 +2303,10 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e2m3x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)> cvt_f16x2_e2m3x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)> cvt_f16x2_e2m3x2(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_f16x2_e2m3x2_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1743,7 +2323,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
 }
 #else
 template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)> cvt_f16x2_e2m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e2m3x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)> cvt_f16x2_e2m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e2m3x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m3x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1775,9 +2355,9 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e3m2x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, satfinite = false, pzo = false, dtype = f16x2, atype = e3m2x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, satfinite = false, pzo = false, dtype = f16x2, atype = e3m2x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  * Operands:
@@ -1786,10 +2366,10 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e3m2x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)> cvt_f16x2_e3m2x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)> cvt_f16x2_e3m2x2(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_f16x2_e3m2x2_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1806,7 +2386,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
 }
 #else
 template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)> cvt_f16x2_e3m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e3m2x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)> cvt_f16x2_e3m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e3m2x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e3m2x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1838,9 +2418,9 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e2m1x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, satfinite = false, pzo = false, dtype = f16x2, atype = e2m1x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, satfinite = false, pzo = false, dtype = f16x2, atype = e2m1x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  * Operands:
@@ -1849,10 +2429,10 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e2m1x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)> cvt_f16x2_e2m1x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)> cvt_f16x2_e2m1x2(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_f16x2_e2m1x2_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1869,7 +2449,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
 }
 #else
 template <bool PtxgenRelu = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)> cvt_f16x2_e2m1x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e2m1x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)> cvt_f16x2_e2m1x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16x2_e2m1x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, false, false, cvt_float_dtype::f16x2, cvt_float_atype::e2m1x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1901,9 +2481,9 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e4m3x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, pzo = false, dtype = bf16x2, atype = e4m3x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, pzo = false, dtype = bf16x2, atype = e4m3x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
@@ -1913,10 +2493,10 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e4m3x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false, bool PtxgenSatfinite = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)> cvt_bf16x2_e4m3x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)> cvt_bf16x2_e4m3x2(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_bf16x2_e4m3x2_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1933,7 +2513,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
 }
 #else
 template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)> cvt_bf16x2_e4m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e4m3x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)> cvt_bf16x2_e4m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e4m3x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e4m3x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1965,9 +2545,9 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e5m2x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, pzo = false, dtype = bf16x2, atype = e5m2x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, pzo = false, dtype = bf16x2, atype = e5m2x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
@@ -1977,10 +2557,10 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e5m2x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false, bool PtxgenSatfinite = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)> cvt_bf16x2_e5m2x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)> cvt_bf16x2_e5m2x2(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_bf16x2_e5m2x2_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -1997,7 +2577,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
 }
 #else
 template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)> cvt_bf16x2_e5m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e5m2x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)> cvt_bf16x2_e5m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e5m2x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e5m2x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2029,9 +2609,9 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e2m3x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, pzo = false, dtype = bf16x2, atype = e2m3x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, pzo = false, dtype = bf16x2, atype = e2m3x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
@@ -2041,10 +2621,10 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e2m3x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false, bool PtxgenSatfinite = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)> cvt_bf16x2_e2m3x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)> cvt_bf16x2_e2m3x2(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_bf16x2_e2m3x2_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2061,7 +2641,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
 }
 #else
 template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)> cvt_bf16x2_e2m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e2m3x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)> cvt_bf16x2_e2m3x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e2m3x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m3x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2093,9 +2673,9 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e3m2x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, pzo = false, dtype = bf16x2, atype = e3m2x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, pzo = false, dtype = bf16x2, atype = e3m2x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
@@ -2105,10 +2685,10 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e3m2x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false, bool PtxgenSatfinite = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)> cvt_bf16x2_e3m2x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)> cvt_bf16x2_e3m2x2(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_bf16x2_e3m2x2_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2125,7 +2705,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
 }
 #else
 template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)> cvt_bf16x2_e3m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e3m2x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)> cvt_bf16x2_e3m2x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e3m2x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e3m2x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2157,9 +2737,9 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e2m1x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, pzo = false, dtype = bf16x2, atype = e2m1x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, pzo = false, dtype = bf16x2, atype = e2m1x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
@@ -2169,10 +2749,10 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e2m1x2_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <bool PtxgenRelu = false, bool PtxgenSatfinite = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)> cvt_bf16x2_e2m1x2(
-    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)> cvt_bf16x2_e2m1x2(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)> d{};
 #if defined(__CUDA_ARCH__)
     using ptxgen_f = detail::form_of<detail::cvt_bf16x2_e2m1x2_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
@@ -2189,7 +2769,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
 }
 #else
 template <bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)> cvt_bf16x2_e2m1x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e2m1x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)> cvt_bf16x2_e2m1x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_e2m1x2_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::bf16x2, cvt_float_atype::e2m1x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2197,18 +2777,18 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
 #if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1b6db600ull)
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, relu = false, satfinite = false, pzo = false, dtype = bf16x2, atype = ue8m0x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16x2, atype = ue8m0x2.
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
  *   a: the value to convert (of a pair from f32, the one for the upper element)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)> cvt_bf16x2_ue8m0x2(
-    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)> cvt_bf16x2_ue8m0x2(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::rn, false, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)> d{};
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)> d{};
 #if defined(__CUDA_ARCH__)
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)
     // cvt.rn.bf16x2.ue8m0x2
@@ -2222,7 +2802,7 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, fals
 }
 #else
 template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)> cvt_bf16x2_ue8m0x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_ue8m0x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)> cvt_bf16x2_ue8m0x2(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_ue8m0x2_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_8_6(); return detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::rn, false, false, false, false, false, cvt_float_dtype::bf16x2, cvt_float_atype::ue8m0x2)>{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -2260,11 +2840,11 @@ PTXGEN_PTX_DEVICE void cvt_tf32_f32_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, pzo = false, dtype = tf32, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, pzo = false, dtype = tf32, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
  * Operands:
@@ -2273,13 +2853,15 @@ PTXGEN_PTX_DEVICE void cvt_tf32_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)> cvt_tf32_f32(
-    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)> a
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)> cvt_tf32_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)> a
 ) {
-    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)> d{};
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)> d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_tf32_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_tf32_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2293,8 +2875,7450 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, Ptxge
 }
 #else
 template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, auto... PtxgenRest>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)> cvt_tf32_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_tf32_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)>{}; }
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)> cvt_tf32_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_tf32_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, PtxgenRelu, PtxgenSatfinite, false, cvt_float_dtype::tf32, cvt_float_atype::f32)>{}; }
 #endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u8_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_u16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_u16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = u16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::u16)> cvt_u8_u16(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::u16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::u16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_u16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_u16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u8_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = u32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::u32)> cvt_u8_u32(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::u32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::u32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_u32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u8_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = u64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::u64)> cvt_u8_u64(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::u64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::u64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_u64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u8_s8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_s8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_s8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = s8.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::s8)> cvt_u8_s8(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::s8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::s8)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_s8_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_s8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u8_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = s16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::s16)> cvt_u8_s16(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::s16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::s16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_s16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u8_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = s32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::s32)> cvt_u8_s32(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::s32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::s32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_s32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u8_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = s64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::s64)> cvt_u8_s64(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::s64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::s64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_s64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = u8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u8, cvt_float_atype::u8)> cvt_u8_u8(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u8, cvt_float_atype::u8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u8, cvt_float_atype::u8)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u8.u8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u8_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u8.u8 " "%0, %1;" : "=h"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u8_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u16_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = u32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::u32)> cvt_u16_u32(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::u32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::u32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_u32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u16_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = u64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::u64)> cvt_u16_u64(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::u64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::u64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_u64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u16_s8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_s8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_s8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = s8.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::s8)> cvt_u16_s8(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::s8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::s8)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_s8_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_s8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u16_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = s16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::s16)> cvt_u16_s16(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::s16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::s16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_s16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u16_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = s32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::s32)> cvt_u16_s32(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::s32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::s32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_s32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u16_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = s64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::s64)> cvt_u16_s64(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::s64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::s64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_s64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = u8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u16, cvt_float_atype::u8)> cvt_u16_u8(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u16, cvt_float_atype::u8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u16, cvt_float_atype::u8)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u16.u8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u16_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u16.u8 " "%0, %1;" : "=h"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u16_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = u16.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u16, cvt_float_atype::u16)> cvt_u16_u16(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u16, cvt_float_atype::u16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u16, cvt_float_atype::u16)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u16.u16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u16_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u16.u16 " "%0, %1;" : "=h"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u16_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u32_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = u64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::u64)> cvt_u32_u64(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::u64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::u64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_u64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u32_s8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_s8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_s8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = s8.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::s8)> cvt_u32_s8(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::s8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::s8)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_s8_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_s8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u32_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = s16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::s16)> cvt_u32_s16(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::s16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::s16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_s16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u32_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = s32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::s32)> cvt_u32_s32(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::s32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::s32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_s32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u32_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = s64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::s64)> cvt_u32_s64(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::s64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::s64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_s64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = u8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u32, cvt_float_atype::u8)> cvt_u32_u8(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u32, cvt_float_atype::u8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u32, cvt_float_atype::u8)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u32.u8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u32_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u32.u8 " "%0, %1;" : "=r"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u32_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = u16.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u32, cvt_float_atype::u16)> cvt_u32_u16(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u32, cvt_float_atype::u16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u32, cvt_float_atype::u16)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u32.u16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u32_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u32.u16 " "%0, %1;" : "=r"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u32_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = u32.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u32, cvt_float_atype::u32)> cvt_u32_u32(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u32, cvt_float_atype::u32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u32, cvt_float_atype::u32)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u32.u32
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u32_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u32.u32 " "%0, %1;" : "=r"(d) : "r"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u32_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u64_s8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u64_s8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u64_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_s8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = s8.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::s8)> cvt_u64_s8(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::s8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::s8)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u64_s8_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u64_s8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u64_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u64_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u64_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = s16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::s16)> cvt_u64_s16(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::s16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::s16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u64_s16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u64_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u64_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u64_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u64_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = s32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::s32)> cvt_u64_s32(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::s32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::s32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u64_s32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u64_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u64_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u64_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u64_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = s64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::s64)> cvt_u64_s64(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::s64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::s64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u64_s64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u64_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = u8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::u8)> cvt_u64_u8(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::u8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::u8)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u64.u8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u64_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u64.u8 " "%0, %1;" : "=l"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u64_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = u16.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::u16)> cvt_u64_u16(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::u16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::u16)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u64.u16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u64_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u64.u16 " "%0, %1;" : "=l"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u64_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = u32.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::u32)> cvt_u64_u32(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::u32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::u32)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u64.u32
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u64_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u64.u32 " "%0, %1;" : "=l"(d) : "r"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u64_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = u64.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::u64)> cvt_u64_u64(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::u64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::u64)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u64.u64
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u64_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u64.u64 " "%0, %1;" : "=l"(d) : "l"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u64_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s8_u8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_u8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_u8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = u8.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::u8)> cvt_s8_u8(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::u8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::u8)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_u8_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_u8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s8_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_u16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_u16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = u16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::u16)> cvt_s8_u16(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::u16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::u16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_u16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_u16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s8_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = u32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::u32)> cvt_s8_u32(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::u32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::u32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_u32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s8_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = u64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::u64)> cvt_s8_u64(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::u64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::u64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_u64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s8_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = s16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::s16)> cvt_s8_s16(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::s16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::s16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_s16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s8_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = s32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::s32)> cvt_s8_s32(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::s32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::s32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_s32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s8_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = s64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::s64)> cvt_s8_s64(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::s64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::s64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_s64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = s8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s8, cvt_float_atype::s8)> cvt_s8_s8(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s8, cvt_float_atype::s8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s8, cvt_float_atype::s8)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s8.s8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s8_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s8.s8 " "%0, %1;" : "=h"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s8_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s16_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_u16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_u16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = u16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::u16)> cvt_s16_u16(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::u16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::u16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_u16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_u16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s16_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = u32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::u32)> cvt_s16_u32(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::u32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::u32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_u32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s16_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = u64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::u64)> cvt_s16_u64(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::u64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::u64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_u64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s16_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = s32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::s32)> cvt_s16_s32(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::s32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::s32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_s32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s16_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = s64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::s64)> cvt_s16_s64(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::s64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::s64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_s64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = u8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s16, cvt_float_atype::u8)> cvt_s16_u8(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s16, cvt_float_atype::u8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s16, cvt_float_atype::u8)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s16.u8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s16_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s16.u8 " "%0, %1;" : "=h"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s16_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = s8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s16, cvt_float_atype::s8)> cvt_s16_s8(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s16, cvt_float_atype::s8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s16, cvt_float_atype::s8)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s16.s8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s16_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s16.s8 " "%0, %1;" : "=h"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s16_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = s16.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s16, cvt_float_atype::s16)> cvt_s16_s16(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s16, cvt_float_atype::s16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s16, cvt_float_atype::s16)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s16.s16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s16_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s16.s16 " "%0, %1;" : "=h"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s16_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s32_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s32_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s32_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = u32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::u32)> cvt_s32_u32(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::u32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::u32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s32_u32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s32_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s32_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s32_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s32_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = u64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::u64)> cvt_s32_u64(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::u64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::u64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s32_u64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s32_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s32_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s32_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s32_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = s64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::s64)> cvt_s32_s64(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::s64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::s64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s32_s64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s32_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = u8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::u8)> cvt_s32_u8(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::u8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::u8)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s32.u8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s32_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s32.u8 " "%0, %1;" : "=r"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s32_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = u16.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::u16)> cvt_s32_u16(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::u16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::u16)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s32.u16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s32_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s32.u16 " "%0, %1;" : "=r"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s32_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = s8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::s8)> cvt_s32_s8(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::s8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::s8)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s32.s8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s32_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s32.s8 " "%0, %1;" : "=r"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s32_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = s16.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::s16)> cvt_s32_s16(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::s16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::s16)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s32.s16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s32_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s32.s16 " "%0, %1;" : "=r"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s32_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = s32.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::s32)> cvt_s32_s32(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::s32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::s32)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s32.s32
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s32_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s32.s32 " "%0, %1;" : "=r"(d) : "r"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s32_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s64_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s64_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s64_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s64_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = u64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s64, cvt_float_atype::u64)> cvt_s64_u64(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s64, cvt_float_atype::u64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::s64, cvt_float_atype::u64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s64_u64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s64_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = u8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::u8)> cvt_s64_u8(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::u8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::u8)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s64.u8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s64_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s64.u8 " "%0, %1;" : "=l"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s64_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = u16.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::u16)> cvt_s64_u16(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::u16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::u16)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s64.u16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s64_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s64.u16 " "%0, %1;" : "=l"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s64_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = u32.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::u32)> cvt_s64_u32(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::u32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::u32)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s64.u32
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s64_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s64.u32 " "%0, %1;" : "=l"(d) : "r"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s64_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = s8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::s8)> cvt_s64_s8(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::s8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::s8)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s64.s8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s64_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s64.s8 " "%0, %1;" : "=l"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s64_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = s16.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::s16)> cvt_s64_s16(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::s16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::s16)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s64.s16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s64_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s64.s16 " "%0, %1;" : "=l"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s64_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = s32.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::s32)> cvt_s64_s32(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::s32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::s32)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s64.s32
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s64_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s64.s32 " "%0, %1;" : "=l"(d) : "r"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s64_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = s64.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::s64)> cvt_s64_s64(
+    [[maybe_unused]] detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::s64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::s64)> d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s64.s64
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s64_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s64.s64 " "%0, %1;" : "=l"(d) : "l"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s64_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_u8_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::f16)> cvt_u8_f16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::f16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::f16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_u8_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037\000 \000!\000\"\000#"
+        "\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = u8, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::f32)> cvt_u8_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::f32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_u8_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::f64)> cvt_u8_f64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::f64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u8, cvt_float_atype::f64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_u8_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u8, cvt_float_atype::bf16)> cvt_u8_bf16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u8, cvt_float_atype::bf16)> a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return static_cast<detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u8, cvt_float_atype::bf16)>>(d);
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u8, cvt_float_atype::bf16)> cvt_u8_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_u8_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u8, cvt_float_atype::bf16)>{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_u16_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::f16)> cvt_u16_f16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::f16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::f16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_u16_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037\000 \000!\000\"\000#"
+        "\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = u16, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::f32)> cvt_u16_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::f32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_u16_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::f64)> cvt_u16_f64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::f64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u16, cvt_float_atype::f64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_u16_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u16, cvt_float_atype::bf16)> cvt_u16_bf16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u16, cvt_float_atype::bf16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u16, cvt_float_atype::bf16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u16, cvt_float_atype::bf16)> cvt_u16_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_u16_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u16, cvt_float_atype::bf16)>{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_u32_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::f16)> cvt_u32_f16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::f16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::f16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_u32_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037\000 \000!\000\"\000#"
+        "\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = u32, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::f32)> cvt_u32_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::f32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_u32_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::f64)> cvt_u32_f64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::f64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u32, cvt_float_atype::f64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_u32_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u32, cvt_float_atype::bf16)> cvt_u32_bf16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u32, cvt_float_atype::bf16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u32, cvt_float_atype::bf16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u32, cvt_float_atype::bf16)> cvt_u32_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_u32_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u32, cvt_float_atype::bf16)>{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_u64_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u64_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u64_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::f16)> cvt_u64_f16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::f16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::f16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u64_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u64_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_u64_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u64_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037\000 \000!\000\"\000#"
+        "\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u64_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = u64, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::f32)> cvt_u64_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::f32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u64_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u64_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_u64_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u64_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u64_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::f64)> cvt_u64_f64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::f64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::u64, cvt_float_atype::f64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u64_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u64_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_u64_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u64_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u64_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::bf16)> cvt_u64_bf16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::bf16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::bf16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u64_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u64_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::bf16)> cvt_u64_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_u64_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::u64, cvt_float_atype::bf16)>{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_s8_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::f16)> cvt_s8_f16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::f16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::f16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_s8_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037\000 \000!\000\"\000#"
+        "\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = s8, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::f32)> cvt_s8_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::f32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_s8_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::f64)> cvt_s8_f64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::f64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s8, cvt_float_atype::f64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_s8_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s8, cvt_float_atype::bf16)> cvt_s8_bf16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s8, cvt_float_atype::bf16)> a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return static_cast<detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s8, cvt_float_atype::bf16)>>(d);
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s8, cvt_float_atype::bf16)> cvt_s8_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_s8_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s8, cvt_float_atype::bf16)>{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_s16_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::f16)> cvt_s16_f16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::f16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::f16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_s16_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037\000 \000!\000\"\000#"
+        "\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = s16, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::f32)> cvt_s16_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::f32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_s16_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::f64)> cvt_s16_f64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::f64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s16, cvt_float_atype::f64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_s16_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s16, cvt_float_atype::bf16)> cvt_s16_bf16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s16, cvt_float_atype::bf16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s16, cvt_float_atype::bf16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s16, cvt_float_atype::bf16)> cvt_s16_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_s16_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s16, cvt_float_atype::bf16)>{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_s32_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s32_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s32_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::f16)> cvt_s32_f16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::f16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::f16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s32_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s32_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_s32_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s32_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037\000 \000!\000\"\000#"
+        "\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s32_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = s32, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::f32)> cvt_s32_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::f32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s32_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s32_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_s32_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s32_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s32_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::f64)> cvt_s32_f64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::f64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s32, cvt_float_atype::f64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s32_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s32_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_s32_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s32_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s32_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::bf16)> cvt_s32_bf16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::bf16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::bf16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s32_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s32_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::bf16)> cvt_s32_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_s32_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s32, cvt_float_atype::bf16)>{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_s64_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s64_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s64_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s64_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s64, cvt_float_atype::f16)> cvt_s64_f16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s64, cvt_float_atype::f16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s64, cvt_float_atype::f16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s64_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s64_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_s64_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s64_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037\000 \000!\000\"\000#"
+        "\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s64_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s64_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = s64, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::s64, cvt_float_atype::f32)> cvt_s64_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::s64, cvt_float_atype::f32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::s64, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s64_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s64_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_s64_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s64_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s64_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s64_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s64, cvt_float_atype::f64)> cvt_s64_f64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s64, cvt_float_atype::f64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::s64, cvt_float_atype::f64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s64_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s64_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_s64_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s64_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s64_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s64_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::bf16)> cvt_s64_bf16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::bf16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::bf16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s64_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s64_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::bf16)> cvt_s64_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_s64_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::s64, cvt_float_atype::bf16)>{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_u8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_u8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_u8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = u8.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::u8)> cvt_f16_u8(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::u8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::u8)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_u8_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_u8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_u16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_u16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = u16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::u16)> cvt_f16_u16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::u16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::u16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_u16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_u16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = u32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::u32)> cvt_f16_u32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::u32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::u32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_u32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = u64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::u64)> cvt_f16_u64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::u64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::u64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_u64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_s8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_s8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_s8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = s8.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::s8)> cvt_f16_s8(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::s8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::s8)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_s8_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_s8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = s16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::s16)> cvt_f16_s16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::s16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::s16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_s16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = s32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::s32)> cvt_f16_s32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::s32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::s32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_s32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = s64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::s64)> cvt_f16_s64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::s64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::s64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_s64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_u8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_u8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_u8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = u8.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::u8)> cvt_f32_u8(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::u8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::u8)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_u8_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_u8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_u16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_u16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = u16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::u16)> cvt_f32_u16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::u16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::u16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_u16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_u16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = u32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::u32)> cvt_f32_u32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::u32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::u32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_u32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = u64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::u64)> cvt_f32_u64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::u64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::u64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_u64_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_s8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_s8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_s8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = s8.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::s8)> cvt_f32_s8(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::s8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::s8)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_s8_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_s8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = s16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::s16)> cvt_f32_s16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::s16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::s16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_s16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = s32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::s32)> cvt_f32_s32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::s32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::s32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_s32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = s64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::s64)> cvt_f32_s64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::s64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::s64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_s64_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f64_u8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_u8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_u8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = u8.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::u8)> cvt_f64_u8(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::u8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::u8)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_u8_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_u8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f64_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_u16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_u16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = u16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::u16)> cvt_f64_u16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::u16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::u16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_u16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_u16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f64_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = u32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::u32)> cvt_f64_u32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::u32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::u32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_u32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f64_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = u64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::u64)> cvt_f64_u64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::u64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::u64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_u64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f64_s8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_s8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_s8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = s8.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::s8)> cvt_f64_s8(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::s8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::s8)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_s8_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_s8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f64_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = s16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::s16)> cvt_f64_s16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::s16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::s16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_s16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f64_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = s32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::s32)> cvt_f64_s32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::s32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::s32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_s32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f64_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = s64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::s64)> cvt_f64_s64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::s64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::s64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_s64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_u8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_u8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_u8_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_u8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = u8.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u8)> cvt_bf16_u8(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u8)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_u8_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_u8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u8)> cvt_bf16_u8(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_u8_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u8)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_u16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_u16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_u16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = u16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u16)> cvt_bf16_u16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_u16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_u16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u16)> cvt_bf16_u16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_u16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u16)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_u32_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = u32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u32)> cvt_bf16_u32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_u32_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u32)> cvt_bf16_u32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_u32_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u32)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_u64_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = u64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u64)> cvt_bf16_u64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_u64_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u64)> cvt_bf16_u64(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_u64_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::u64)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_s8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_s8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_s8_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_s8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = s8.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s8)> cvt_bf16_s8(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s8)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s8)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_s8_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_s8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s8)> cvt_bf16_s8(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_s8_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s8)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_s16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = s16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s16)> cvt_bf16_s16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_s16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s16)> cvt_bf16_s16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_s16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s16)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_s32_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = s32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s32)> cvt_bf16_s32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_s32_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s32)> cvt_bf16_s32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_s32_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s32)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_s64_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = s64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s64)> cvt_bf16_s64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_s64_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s64)> cvt_bf16_s64(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_s64_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::s64)>{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 10 forms of cvt_f16_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::f16)> cvt_f16_f16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::f16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::f16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 10 forms of cvt_f64_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::f64)> cvt_f64_f64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::f64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::f64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 20 forms of cvt_f32_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002\000\003\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037"
+        "\000 \000!\000\"\000#\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f32)> cvt_f32_f32(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::f64)> cvt_f16_f64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::f64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, PtxgenSat, false, false, false, cvt_float_dtype::f16, cvt_float_atype::f64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f64)> cvt_f32_f64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f32, cvt_float_atype::f64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_f64_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_f64_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = f16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::f16)> cvt_f64_f16(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::f16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, false, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::f16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_f16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_f64_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002\000\003";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, relu = false, satfinite = false, pzo = false, dtype = f64, atype = f32.
+ * Template parameters:
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::f32)> cvt_f64_f32(
+    detail::reg_t<detail::cvt_float_type_a(cvt_float_rnd::none, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::f32)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(cvt_float_rnd::none, PtxgenFtz, PtxgenSat, false, false, false, cvt_float_dtype::f64, cvt_float_atype::f32)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_f32_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 5 forms of cvt_bf16_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_f16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::f16)> cvt_bf16_f16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::f16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::f16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_f16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::f16)> cvt_bf16_f16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_f16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::f16)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_f64_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::f64)> cvt_bf16_f64(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::f64)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::f64)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_f64_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::f64)> cvt_bf16_f64(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_f64_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::f64)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 5 forms of cvt_bf16_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::bf16)> cvt_bf16_bf16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::bf16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::bf16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::bf16)> cvt_bf16_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::bf16, cvt_float_atype::bf16)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 5 forms of cvt_f16_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::f16, cvt_float_atype::bf16)> cvt_f16_bf16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::f16, cvt_float_atype::bf16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::f16, cvt_float_atype::bf16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::f16, cvt_float_atype::bf16)> cvt_f16_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::f16, cvt_float_atype::bf16)>{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 5 forms of cvt_f64_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::f64, cvt_float_atype::bf16)> cvt_f64_bf16(
+    detail::reg_t<detail::cvt_float_type_a(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::f64, cvt_float_atype::bf16)> a
+) {
+    detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::f64, cvt_float_atype::bf16)> d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::f64, cvt_float_atype::bf16)> cvt_f64_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f64_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::cvt_float_type_d(PtxgenRnd, false, false, false, false, false, cvt_float_dtype::f64, cvt_float_atype::bf16)>{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_pack_sat: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_pack_sat_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 65},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_pack_sat_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_pack_sat_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt.pack`: convert two s32 values to a narrower integer type with saturation and pack them (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: saturate = sat, atype = s32, ctype = none.
+ * Template parameters:
+ *   PtxgenDtype: dtype (u16, s16, u2, s2, u4, s4, u8, s8).
+ * Operands:
+ *   d: the packed values
+ *   a: the value packed above b
+ *   b: the value packed in the lowest bits
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_pack_dtype PtxgenDtype>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_pack_sat(
+    std::int32_t a,
+    std::int32_t b
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_pack_sat_forms0_table, detail::form_digit(0, 8, static_cast<long long>(PtxgenDtype))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt.pack: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_pack_sat_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 6 forms of cvt_pack_sat_b32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_pack_sat_b32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 65},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_pack_sat_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cvt_pack_sat_b32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt.pack`: convert two s32 values to a narrower integer type with saturation and pack them (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: saturate = sat, atype = s32, ctype = b32.
+ * Template parameters:
+ *   PtxgenDtype: dtype (u16, s16, u2, s2, u4, s4, u8, s8).
+ * Operands:
+ *   d: the packed values
+ *   a: the value packed above b
+ *   b: the value packed in the lowest bits
+ *   c: the bits of d above the two values (its low bits)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_pack_dtype PtxgenDtype>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_pack_sat_b32(
+    std::int32_t a,
+    std::int32_t b,
+    std::uint32_t c
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_pack_sat_b32_forms0_table, detail::form_digit(0, 8, static_cast<long long>(PtxgenDtype))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt.pack: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_pack_sat_b32_forms0<ptxgen_f::index>(d, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
 
 }  // namespace ptxgen::ptx
 
