@@ -49,7 +49,8 @@ def sources(include: Path, cccl: bool) -> dict[str, str]:
     out = {"empty": KERNEL, "ptxgen.hpp": '#include "ptxgen/ptxgen.hpp"\n' + KERNEL}
     families = sorted(p.name for p in (include / "ptxgen" / "ptx").glob("*.hpp")
                       if not p.name.endswith((".forms.hpp", ".device.hpp"))
-                      and p.name not in ("target.hpp", "descriptor_rules.hpp"))
+                      and p.name not in ("target.hpp", "descriptor_rules.hpp",
+                                         "natural.hpp"))  # opt-in: CUDA's fp16/bf16 headers
     for name in families:
         out[f"ptx/{name}"] = f'#include "ptxgen/ptx/{name}"\n' + KERNEL
     out["ptx.hpp"] = '#include "ptxgen/ptx.hpp"\n' + KERNEL

@@ -4732,19 +4732,28 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "cvt",
                     "id": "cvt_float",
-                    "partial": (
-                        "the packs and floating-point conversions only: no integer or .f64 "
-                        "conversions, no rounding to integers (.rni, .rzi ...), no .rs, "
-                        ".scaled, .s2f6x2, .ue5m3x2 or .pack forms yet"
-                    ),
+                    "partial": "no .scaled, .s2f6x2 or .ue5m3x2 forms yet",
+                    "spelling": {"head": 0, "ordered": [["dtype", "atype"]]},
                     "qualifiers": [
                         {
                             "name": "rnd",
                             "text": ".{}",
-                            "values": ["rn", "rz", "rm", "rp", "rna"],
+                            "values": [
+                                "rn",
+                                "rz",
+                                "rm",
+                                "rp",
+                                "rna",
+                                "rni",
+                                "rzi",
+                                "rmi",
+                                "rpi",
+                                "rs",
+                            ],
                             "optional": True,
                         },
                         {"name": "ftz", "text": ".ftz", "flag": True},
+                        {"name": "sat", "text": ".sat", "flag": True},
                         {"name": "relu", "text": ".relu", "flag": True},
                         {"name": "satfinite", "text": ".satfinite", "flag": True},
                         {"name": "pzo", "text": ".pzo", "flag": True},
@@ -4764,6 +4773,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "e3m2x2",
                                 "e2m1x2",
                                 "ue8m0x2",
+                                "f64",
+                                "u8",
+                                "u16",
+                                "u32",
+                                "u64",
+                                "s8",
+                                "s16",
+                                "s32",
+                                "s64",
+                                "e4m3x4",
+                                "e5m2x4",
+                                "e2m3x4",
+                                "e3m2x4",
+                                "e2m1x4",
                             ],
                         },
                         {
@@ -4781,6 +4804,15 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "e3m2x2",
                                 "e2m1x2",
                                 "ue8m0x2",
+                                "f64",
+                                "u8",
+                                "u16",
+                                "u32",
+                                "u64",
+                                "s8",
+                                "s16",
+                                "s32",
+                                "s64",
                             ],
                         },
                     ],
@@ -4797,6 +4829,25 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "tf32": "b32",
                                     "f32": "f32",
                                     "e2m1x2": "b8",
+                                    "e4m3x4": "b32",
+                                    "e5m2x4": "b32",
+                                    "e2m3x4": "b32",
+                                    "e3m2x4": "b32",
+                                    "f64": "f64",
+                                    "u32": "b32",
+                                    "s32": "s32",
+                                    "u64": "b64",
+                                    "s64": "b64",
+                                    "u8": {
+                                        "by": "atype",
+                                        "values": {"bf16": "b8"},
+                                        "default": "b16",
+                                    },
+                                    "s8": {
+                                        "by": "atype",
+                                        "values": {"bf16": "b8"},
+                                        "default": "b16",
+                                    },
                                 },
                                 "default": "b16",
                             },
@@ -4804,6 +4855,31 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "a",
                             "kind": "register",
+                            "when": {
+                                "dtype": [
+                                    "f16x2",
+                                    "bf16x2",
+                                    "f16",
+                                    "bf16",
+                                    "f32",
+                                    "tf32",
+                                    "e4m3x2",
+                                    "e5m2x2",
+                                    "e2m3x2",
+                                    "e3m2x2",
+                                    "e2m1x2",
+                                    "ue8m0x2",
+                                    "f64",
+                                    "u8",
+                                    "u16",
+                                    "u32",
+                                    "u64",
+                                    "s8",
+                                    "s16",
+                                    "s32",
+                                    "s64",
+                                ],
+                            },
                             "type": {
                                 "by": "atype",
                                 "values": {
@@ -4811,6 +4887,21 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "f16x2": "b32",
                                     "bf16x2": "b32",
                                     "e2m1x2": "b8",
+                                    "f64": "f64",
+                                    "u32": "b32",
+                                    "s32": "s32",
+                                    "u64": "b64",
+                                    "s64": "b64",
+                                    "u8": {
+                                        "by": "dtype",
+                                        "values": {"bf16": "b8"},
+                                        "default": "b16",
+                                    },
+                                    "s8": {
+                                        "by": "dtype",
+                                        "values": {"bf16": "b8"},
+                                        "default": "b16",
+                                    },
                                 },
                                 "default": "b16",
                             },
@@ -4832,6 +4923,19 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 ],
                                 "atype": "f32",
                             },
+                        },
+                        {
+                            "name": "v",
+                            "kind": "vector",
+                            "count": 4,
+                            "type": "f32",
+                            "when": {"dtype": ["e4m3x4", "e5m2x4", "e2m3x4", "e3m2x4", "e2m1x4"]},
+                        },
+                        {
+                            "name": "rbits",
+                            "kind": "register",
+                            "type": "b32",
+                            "when": {"rnd": "rs"},
                         },
                     ],
                     "combinations": [
@@ -4959,6 +5063,303 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_90+"],
                             "since": "7.8",
                         },
+                        {
+                            "id": "int-u8-sat",
+                            "match": {
+                                "sat": [False, True],
+                                "dtype": "u8",
+                                "atype": ["u16", "u32", "u64", "s8", "s16", "s32", "s64"],
+                            },
+                        },
+                        {"id": "int-u8", "match": {"dtype": "u8", "atype": ["u8"]}},
+                        {
+                            "id": "int-u16-sat",
+                            "match": {
+                                "sat": [False, True],
+                                "dtype": "u16",
+                                "atype": ["u32", "u64", "s8", "s16", "s32", "s64"],
+                            },
+                        },
+                        {"id": "int-u16", "match": {"dtype": "u16", "atype": ["u8", "u16"]}},
+                        {
+                            "id": "int-u32-sat",
+                            "match": {
+                                "sat": [False, True],
+                                "dtype": "u32",
+                                "atype": ["u64", "s8", "s16", "s32", "s64"],
+                            },
+                        },
+                        {
+                            "id": "int-u32",
+                            "match": {"dtype": "u32", "atype": ["u8", "u16", "u32"]},
+                        },
+                        {
+                            "id": "int-u64-sat",
+                            "match": {
+                                "sat": [False, True],
+                                "dtype": "u64",
+                                "atype": ["s8", "s16", "s32", "s64"],
+                            },
+                        },
+                        {
+                            "id": "int-u64",
+                            "match": {"dtype": "u64", "atype": ["u8", "u16", "u32", "u64"]},
+                        },
+                        {
+                            "id": "int-s8-sat",
+                            "match": {
+                                "sat": [False, True],
+                                "dtype": "s8",
+                                "atype": ["u8", "u16", "u32", "u64", "s16", "s32", "s64"],
+                            },
+                        },
+                        {"id": "int-s8", "match": {"dtype": "s8", "atype": ["s8"]}},
+                        {
+                            "id": "int-s16-sat",
+                            "match": {
+                                "sat": [False, True],
+                                "dtype": "s16",
+                                "atype": ["u16", "u32", "u64", "s32", "s64"],
+                            },
+                        },
+                        {"id": "int-s16", "match": {"dtype": "s16", "atype": ["u8", "s8", "s16"]}},
+                        {
+                            "id": "int-s32-sat",
+                            "match": {
+                                "sat": [False, True],
+                                "dtype": "s32",
+                                "atype": ["u32", "u64", "s64"],
+                            },
+                        },
+                        {
+                            "id": "int-s32",
+                            "match": {"dtype": "s32", "atype": ["u8", "u16", "s8", "s16", "s32"]},
+                        },
+                        {
+                            "id": "int-s64-sat",
+                            "match": {"sat": [False, True], "dtype": "s64", "atype": ["u64"]},
+                        },
+                        {
+                            "id": "int-s64",
+                            "match": {
+                                "dtype": "s64",
+                                "atype": ["u8", "u16", "u32", "s8", "s16", "s32", "s64"],
+                            },
+                        },
+                        {
+                            "id": "float-to-int",
+                            "match": {
+                                "rnd": ["rni", "rzi", "rmi", "rpi"],
+                                "sat": [False, True],
+                                "dtype": ["u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64"],
+                                "atype": ["f16", "f64"],
+                            },
+                        },
+                        {
+                            "id": "f32-to-int",
+                            "match": {
+                                "rnd": ["rni", "rzi", "rmi", "rpi"],
+                                "ftz": [False, True],
+                                "sat": [False, True],
+                                "dtype": ["u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64"],
+                                "atype": "f32",
+                            },
+                        },
+                        {
+                            "id": "int-to-float",
+                            "match": {
+                                "rnd": ["rn", "rz", "rm", "rp"],
+                                "sat": [False, True],
+                                "dtype": ["f16", "f64"],
+                                "atype": ["u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64"],
+                            },
+                        },
+                        {
+                            "id": "int-to-f32",
+                            "match": {
+                                "rnd": ["rn", "rz", "rm", "rp"],
+                                "ftz": [False, True],
+                                "sat": [False, True],
+                                "dtype": "f32",
+                                "atype": ["u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64"],
+                            },
+                        },
+                        {
+                            "id": "f16-same",
+                            "match": {
+                                "rnd": ["none", "rni", "rzi", "rmi", "rpi"],
+                                "sat": [False, True],
+                                "dtype": "f16",
+                                "atype": "f16",
+                            },
+                        },
+                        {
+                            "id": "f64-same",
+                            "match": {
+                                "rnd": ["none", "rni", "rzi", "rmi", "rpi"],
+                                "sat": [False, True],
+                                "dtype": "f64",
+                                "atype": "f64",
+                            },
+                        },
+                        {
+                            "id": "f32-same",
+                            "match": {
+                                "rnd": ["none", "rni", "rzi", "rmi", "rpi"],
+                                "ftz": [False, True],
+                                "sat": [False, True],
+                                "dtype": "f32",
+                                "atype": "f32",
+                            },
+                        },
+                        {
+                            "id": "f64-to-f16",
+                            "match": {
+                                "rnd": ["rn", "rz", "rm", "rp"],
+                                "sat": [False, True],
+                                "dtype": "f16",
+                                "atype": "f64",
+                            },
+                        },
+                        {
+                            "id": "f64-to-f32",
+                            "match": {
+                                "rnd": ["rn", "rz", "rm", "rp"],
+                                "ftz": [False, True],
+                                "sat": [False, True],
+                                "dtype": "f32",
+                                "atype": "f64",
+                            },
+                        },
+                        {
+                            "id": "f32-to-f16-ftz",
+                            "match": {
+                                "rnd": ["rn", "rz", "rm", "rp"],
+                                "ftz": True,
+                                "sat": [False, True],
+                                "dtype": "f16",
+                                "atype": "f32",
+                            },
+                        },
+                        {
+                            "id": "f32-to-f16-sat",
+                            "match": {
+                                "rnd": ["rn", "rz", "rm", "rp"],
+                                "sat": True,
+                                "dtype": "f16",
+                                "atype": "f32",
+                            },
+                        },
+                        {
+                            "id": "f32-to-bf16-ftz",
+                            "match": {
+                                "rnd": ["rn", "rz", "rm", "rp"],
+                                "ftz": True,
+                                "dtype": "bf16",
+                                "atype": "f32",
+                            },
+                        },
+                        {
+                            "id": "f16-to-f64",
+                            "match": {"sat": [False, True], "dtype": "f64", "atype": "f16"},
+                        },
+                        {
+                            "id": "f32-to-f64",
+                            "match": {
+                                "ftz": [False, True],
+                                "sat": [False, True],
+                                "dtype": "f64",
+                                "atype": "f32",
+                            },
+                        },
+                        {
+                            "id": "f16-to-f32-sat",
+                            "match": {
+                                "ftz": [False, True],
+                                "sat": True,
+                                "dtype": "f32",
+                                "atype": "f16",
+                            },
+                        },
+                        {
+                            "id": "to-bf16",
+                            "match": {
+                                "rnd": ["rn", "rz", "rm", "rp"],
+                                "dtype": "bf16",
+                                "atype": [
+                                    "u8",
+                                    "u16",
+                                    "u32",
+                                    "u64",
+                                    "s8",
+                                    "s16",
+                                    "s32",
+                                    "s64",
+                                    "f64",
+                                ],
+                            },
+                        },
+                        {
+                            "id": "f16-to-bf16",
+                            "match": {
+                                "rnd": ["none", "rn", "rz", "rm", "rp"],
+                                "dtype": "bf16",
+                                "atype": "f16",
+                            },
+                        },
+                        {
+                            "id": "bf16-same",
+                            "match": {
+                                "rnd": ["none", "rni", "rzi", "rmi", "rpi"],
+                                "dtype": "bf16",
+                                "atype": "bf16",
+                            },
+                        },
+                        {
+                            "id": "bf16-to-int",
+                            "match": {
+                                "rnd": ["rni", "rzi", "rmi", "rpi"],
+                                "dtype": ["u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64"],
+                                "atype": "bf16",
+                            },
+                        },
+                        {
+                            "id": "bf16-to-float",
+                            "match": {
+                                "rnd": ["none", "rn", "rz", "rm", "rp"],
+                                "dtype": ["f16", "f64"],
+                                "atype": "bf16",
+                            },
+                        },
+                        {
+                            "id": "bf16-to-f32-rnd",
+                            "match": {
+                                "rnd": ["rn", "rz", "rm", "rp"],
+                                "ftz": [False, True],
+                                "dtype": "f32",
+                                "atype": "bf16",
+                            },
+                        },
+                        {
+                            "id": "rs-f16x2",
+                            "match": {
+                                "rnd": "rs",
+                                "relu": [False, True],
+                                "satfinite": [False, True],
+                                "dtype": ["f16x2", "bf16x2"],
+                                "atype": "f32",
+                            },
+                        },
+                        {
+                            "id": "rs-x4",
+                            "match": {
+                                "rnd": "rs",
+                                "relu": [False, True],
+                                "satfinite": True,
+                                "dtype": ["e4m3x4", "e5m2x4", "e2m3x4", "e3m2x4", "e2m1x4"],
+                                "atype": "f32",
+                            },
+                        },
                     ],
                     "gates": [
                         {"id": "cvt", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
@@ -5080,6 +5481,53 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "targets": ["sm_107f"],
                             "since": "9.4",
                         },
+                        {
+                            "id": "bf16-general",
+                            "when": {
+                                "dtype": "bf16",
+                                "atype": [
+                                    "u8",
+                                    "u16",
+                                    "u32",
+                                    "u64",
+                                    "s8",
+                                    "s16",
+                                    "s32",
+                                    "s64",
+                                    "f16",
+                                    "f64",
+                                    "bf16",
+                                ],
+                            },
+                            "targets": ["sm_90+"],
+                            "since": "7.8",
+                        },
+                        {
+                            "id": "bf16-general-from",
+                            "when": {
+                                "dtype": [
+                                    "u8",
+                                    "u16",
+                                    "u32",
+                                    "u64",
+                                    "s8",
+                                    "s16",
+                                    "s32",
+                                    "s64",
+                                    "f16",
+                                    "f64",
+                                ],
+                                "atype": "bf16",
+                            },
+                            "targets": ["sm_90+"],
+                            "since": "7.8",
+                        },
+                        {
+                            "id": "rs",
+                            "when": {"rnd": "rs"},
+                            "targets": ["sm_100a", "sm_103a", "sm_107a"],
+                            "since": "8.7",
+                        },
                     ],
                     "deviations": [
                         {
@@ -5092,8 +5540,27 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                     ],
                     "wrappers": [
-                        {"name": "cvt_f16x2_f32", "when": {"dtype": "f16x2", "atype": "f32"}},
-                        {"name": "cvt_bf16x2_f32", "when": {"dtype": "bf16x2", "atype": "f32"}},
+                        {
+                            "name": "cvt_f16x2_f32",
+                            "when": {"rnd": ["rn", "rz"], "dtype": "f16x2", "atype": "f32"},
+                        },
+                        {
+                            "name": "cvt_bf16x2_f32",
+                            "when": {"rnd": ["rn", "rz"], "dtype": "bf16x2", "atype": "f32"},
+                        },
+                        {
+                            "name": "cvt_rs_f16x2_f32",
+                            "when": {"rnd": "rs", "dtype": "f16x2", "atype": "f32"},
+                        },
+                        {
+                            "name": "cvt_rs_bf16x2_f32",
+                            "when": {"rnd": "rs", "dtype": "bf16x2", "atype": "f32"},
+                        },
+                        {"name": "cvt_rs_e4m3x4_f32", "when": {"dtype": "e4m3x4", "atype": "f32"}},
+                        {"name": "cvt_rs_e5m2x4_f32", "when": {"dtype": "e5m2x4", "atype": "f32"}},
+                        {"name": "cvt_rs_e2m3x4_f32", "when": {"dtype": "e2m3x4", "atype": "f32"}},
+                        {"name": "cvt_rs_e3m2x4_f32", "when": {"dtype": "e3m2x4", "atype": "f32"}},
+                        {"name": "cvt_rs_e2m1x4_f32", "when": {"dtype": "e2m1x4", "atype": "f32"}},
                         {"name": "cvt_f16_f32", "when": {"dtype": "f16", "atype": "f32"}},
                         {"name": "cvt_bf16_f32", "when": {"dtype": "bf16", "atype": "f32"}},
                         {"name": "cvt_f32_f16", "when": {"dtype": "f32", "atype": "f16"}},
@@ -5193,7 +5660,208 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "when": {"dtype": "bf16x2", "atype": "ue8m0x2"},
                         },
                         {"name": "cvt_tf32_f32", "when": {"dtype": "tf32", "atype": "f32"}},
+                        {"name": "cvt_u8_u16", "when": {"dtype": "u8", "atype": "u16"}},
+                        {"name": "cvt_u8_u32", "when": {"dtype": "u8", "atype": "u32"}},
+                        {"name": "cvt_u8_u64", "when": {"dtype": "u8", "atype": "u64"}},
+                        {"name": "cvt_u8_s8", "when": {"dtype": "u8", "atype": "s8"}},
+                        {"name": "cvt_u8_s16", "when": {"dtype": "u8", "atype": "s16"}},
+                        {"name": "cvt_u8_s32", "when": {"dtype": "u8", "atype": "s32"}},
+                        {"name": "cvt_u8_s64", "when": {"dtype": "u8", "atype": "s64"}},
+                        {"name": "cvt_u8_u8", "when": {"dtype": "u8", "atype": "u8"}},
+                        {"name": "cvt_u16_u32", "when": {"dtype": "u16", "atype": "u32"}},
+                        {"name": "cvt_u16_u64", "when": {"dtype": "u16", "atype": "u64"}},
+                        {"name": "cvt_u16_s8", "when": {"dtype": "u16", "atype": "s8"}},
+                        {"name": "cvt_u16_s16", "when": {"dtype": "u16", "atype": "s16"}},
+                        {"name": "cvt_u16_s32", "when": {"dtype": "u16", "atype": "s32"}},
+                        {"name": "cvt_u16_s64", "when": {"dtype": "u16", "atype": "s64"}},
+                        {"name": "cvt_u16_u8", "when": {"dtype": "u16", "atype": "u8"}},
+                        {"name": "cvt_u16_u16", "when": {"dtype": "u16", "atype": "u16"}},
+                        {"name": "cvt_u32_u64", "when": {"dtype": "u32", "atype": "u64"}},
+                        {"name": "cvt_u32_s8", "when": {"dtype": "u32", "atype": "s8"}},
+                        {"name": "cvt_u32_s16", "when": {"dtype": "u32", "atype": "s16"}},
+                        {"name": "cvt_u32_s32", "when": {"dtype": "u32", "atype": "s32"}},
+                        {"name": "cvt_u32_s64", "when": {"dtype": "u32", "atype": "s64"}},
+                        {"name": "cvt_u32_u8", "when": {"dtype": "u32", "atype": "u8"}},
+                        {"name": "cvt_u32_u16", "when": {"dtype": "u32", "atype": "u16"}},
+                        {"name": "cvt_u32_u32", "when": {"dtype": "u32", "atype": "u32"}},
+                        {"name": "cvt_u64_s8", "when": {"dtype": "u64", "atype": "s8"}},
+                        {"name": "cvt_u64_s16", "when": {"dtype": "u64", "atype": "s16"}},
+                        {"name": "cvt_u64_s32", "when": {"dtype": "u64", "atype": "s32"}},
+                        {"name": "cvt_u64_s64", "when": {"dtype": "u64", "atype": "s64"}},
+                        {"name": "cvt_u64_u8", "when": {"dtype": "u64", "atype": "u8"}},
+                        {"name": "cvt_u64_u16", "when": {"dtype": "u64", "atype": "u16"}},
+                        {"name": "cvt_u64_u32", "when": {"dtype": "u64", "atype": "u32"}},
+                        {"name": "cvt_u64_u64", "when": {"dtype": "u64", "atype": "u64"}},
+                        {"name": "cvt_s8_u8", "when": {"dtype": "s8", "atype": "u8"}},
+                        {"name": "cvt_s8_u16", "when": {"dtype": "s8", "atype": "u16"}},
+                        {"name": "cvt_s8_u32", "when": {"dtype": "s8", "atype": "u32"}},
+                        {"name": "cvt_s8_u64", "when": {"dtype": "s8", "atype": "u64"}},
+                        {"name": "cvt_s8_s16", "when": {"dtype": "s8", "atype": "s16"}},
+                        {"name": "cvt_s8_s32", "when": {"dtype": "s8", "atype": "s32"}},
+                        {"name": "cvt_s8_s64", "when": {"dtype": "s8", "atype": "s64"}},
+                        {"name": "cvt_s8_s8", "when": {"dtype": "s8", "atype": "s8"}},
+                        {"name": "cvt_s16_u16", "when": {"dtype": "s16", "atype": "u16"}},
+                        {"name": "cvt_s16_u32", "when": {"dtype": "s16", "atype": "u32"}},
+                        {"name": "cvt_s16_u64", "when": {"dtype": "s16", "atype": "u64"}},
+                        {"name": "cvt_s16_s32", "when": {"dtype": "s16", "atype": "s32"}},
+                        {"name": "cvt_s16_s64", "when": {"dtype": "s16", "atype": "s64"}},
+                        {"name": "cvt_s16_u8", "when": {"dtype": "s16", "atype": "u8"}},
+                        {"name": "cvt_s16_s8", "when": {"dtype": "s16", "atype": "s8"}},
+                        {"name": "cvt_s16_s16", "when": {"dtype": "s16", "atype": "s16"}},
+                        {"name": "cvt_s32_u32", "when": {"dtype": "s32", "atype": "u32"}},
+                        {"name": "cvt_s32_u64", "when": {"dtype": "s32", "atype": "u64"}},
+                        {"name": "cvt_s32_s64", "when": {"dtype": "s32", "atype": "s64"}},
+                        {"name": "cvt_s32_u8", "when": {"dtype": "s32", "atype": "u8"}},
+                        {"name": "cvt_s32_u16", "when": {"dtype": "s32", "atype": "u16"}},
+                        {"name": "cvt_s32_s8", "when": {"dtype": "s32", "atype": "s8"}},
+                        {"name": "cvt_s32_s16", "when": {"dtype": "s32", "atype": "s16"}},
+                        {"name": "cvt_s32_s32", "when": {"dtype": "s32", "atype": "s32"}},
+                        {"name": "cvt_s64_u64", "when": {"dtype": "s64", "atype": "u64"}},
+                        {"name": "cvt_s64_u8", "when": {"dtype": "s64", "atype": "u8"}},
+                        {"name": "cvt_s64_u16", "when": {"dtype": "s64", "atype": "u16"}},
+                        {"name": "cvt_s64_u32", "when": {"dtype": "s64", "atype": "u32"}},
+                        {"name": "cvt_s64_s8", "when": {"dtype": "s64", "atype": "s8"}},
+                        {"name": "cvt_s64_s16", "when": {"dtype": "s64", "atype": "s16"}},
+                        {"name": "cvt_s64_s32", "when": {"dtype": "s64", "atype": "s32"}},
+                        {"name": "cvt_s64_s64", "when": {"dtype": "s64", "atype": "s64"}},
+                        {"name": "cvt_u8_f16", "when": {"dtype": "u8", "atype": "f16"}},
+                        {"name": "cvt_u8_f32", "when": {"dtype": "u8", "atype": "f32"}},
+                        {"name": "cvt_u8_f64", "when": {"dtype": "u8", "atype": "f64"}},
+                        {"name": "cvt_u8_bf16", "when": {"dtype": "u8", "atype": "bf16"}},
+                        {"name": "cvt_u16_f16", "when": {"dtype": "u16", "atype": "f16"}},
+                        {"name": "cvt_u16_f32", "when": {"dtype": "u16", "atype": "f32"}},
+                        {"name": "cvt_u16_f64", "when": {"dtype": "u16", "atype": "f64"}},
+                        {"name": "cvt_u16_bf16", "when": {"dtype": "u16", "atype": "bf16"}},
+                        {"name": "cvt_u32_f16", "when": {"dtype": "u32", "atype": "f16"}},
+                        {"name": "cvt_u32_f32", "when": {"dtype": "u32", "atype": "f32"}},
+                        {"name": "cvt_u32_f64", "when": {"dtype": "u32", "atype": "f64"}},
+                        {"name": "cvt_u32_bf16", "when": {"dtype": "u32", "atype": "bf16"}},
+                        {"name": "cvt_u64_f16", "when": {"dtype": "u64", "atype": "f16"}},
+                        {"name": "cvt_u64_f32", "when": {"dtype": "u64", "atype": "f32"}},
+                        {"name": "cvt_u64_f64", "when": {"dtype": "u64", "atype": "f64"}},
+                        {"name": "cvt_u64_bf16", "when": {"dtype": "u64", "atype": "bf16"}},
+                        {"name": "cvt_s8_f16", "when": {"dtype": "s8", "atype": "f16"}},
+                        {"name": "cvt_s8_f32", "when": {"dtype": "s8", "atype": "f32"}},
+                        {"name": "cvt_s8_f64", "when": {"dtype": "s8", "atype": "f64"}},
+                        {"name": "cvt_s8_bf16", "when": {"dtype": "s8", "atype": "bf16"}},
+                        {"name": "cvt_s16_f16", "when": {"dtype": "s16", "atype": "f16"}},
+                        {"name": "cvt_s16_f32", "when": {"dtype": "s16", "atype": "f32"}},
+                        {"name": "cvt_s16_f64", "when": {"dtype": "s16", "atype": "f64"}},
+                        {"name": "cvt_s16_bf16", "when": {"dtype": "s16", "atype": "bf16"}},
+                        {"name": "cvt_s32_f16", "when": {"dtype": "s32", "atype": "f16"}},
+                        {"name": "cvt_s32_f32", "when": {"dtype": "s32", "atype": "f32"}},
+                        {"name": "cvt_s32_f64", "when": {"dtype": "s32", "atype": "f64"}},
+                        {"name": "cvt_s32_bf16", "when": {"dtype": "s32", "atype": "bf16"}},
+                        {"name": "cvt_s64_f16", "when": {"dtype": "s64", "atype": "f16"}},
+                        {"name": "cvt_s64_f32", "when": {"dtype": "s64", "atype": "f32"}},
+                        {"name": "cvt_s64_f64", "when": {"dtype": "s64", "atype": "f64"}},
+                        {"name": "cvt_s64_bf16", "when": {"dtype": "s64", "atype": "bf16"}},
+                        {"name": "cvt_f16_u8", "when": {"dtype": "f16", "atype": "u8"}},
+                        {"name": "cvt_f16_u16", "when": {"dtype": "f16", "atype": "u16"}},
+                        {"name": "cvt_f16_u32", "when": {"dtype": "f16", "atype": "u32"}},
+                        {"name": "cvt_f16_u64", "when": {"dtype": "f16", "atype": "u64"}},
+                        {"name": "cvt_f16_s8", "when": {"dtype": "f16", "atype": "s8"}},
+                        {"name": "cvt_f16_s16", "when": {"dtype": "f16", "atype": "s16"}},
+                        {"name": "cvt_f16_s32", "when": {"dtype": "f16", "atype": "s32"}},
+                        {"name": "cvt_f16_s64", "when": {"dtype": "f16", "atype": "s64"}},
+                        {"name": "cvt_f32_u8", "when": {"dtype": "f32", "atype": "u8"}},
+                        {"name": "cvt_f32_u16", "when": {"dtype": "f32", "atype": "u16"}},
+                        {"name": "cvt_f32_u32", "when": {"dtype": "f32", "atype": "u32"}},
+                        {"name": "cvt_f32_u64", "when": {"dtype": "f32", "atype": "u64"}},
+                        {"name": "cvt_f32_s8", "when": {"dtype": "f32", "atype": "s8"}},
+                        {"name": "cvt_f32_s16", "when": {"dtype": "f32", "atype": "s16"}},
+                        {"name": "cvt_f32_s32", "when": {"dtype": "f32", "atype": "s32"}},
+                        {"name": "cvt_f32_s64", "when": {"dtype": "f32", "atype": "s64"}},
+                        {"name": "cvt_f64_u8", "when": {"dtype": "f64", "atype": "u8"}},
+                        {"name": "cvt_f64_u16", "when": {"dtype": "f64", "atype": "u16"}},
+                        {"name": "cvt_f64_u32", "when": {"dtype": "f64", "atype": "u32"}},
+                        {"name": "cvt_f64_u64", "when": {"dtype": "f64", "atype": "u64"}},
+                        {"name": "cvt_f64_s8", "when": {"dtype": "f64", "atype": "s8"}},
+                        {"name": "cvt_f64_s16", "when": {"dtype": "f64", "atype": "s16"}},
+                        {"name": "cvt_f64_s32", "when": {"dtype": "f64", "atype": "s32"}},
+                        {"name": "cvt_f64_s64", "when": {"dtype": "f64", "atype": "s64"}},
+                        {"name": "cvt_bf16_u8", "when": {"dtype": "bf16", "atype": "u8"}},
+                        {"name": "cvt_bf16_u16", "when": {"dtype": "bf16", "atype": "u16"}},
+                        {"name": "cvt_bf16_u32", "when": {"dtype": "bf16", "atype": "u32"}},
+                        {"name": "cvt_bf16_u64", "when": {"dtype": "bf16", "atype": "u64"}},
+                        {"name": "cvt_bf16_s8", "when": {"dtype": "bf16", "atype": "s8"}},
+                        {"name": "cvt_bf16_s16", "when": {"dtype": "bf16", "atype": "s16"}},
+                        {"name": "cvt_bf16_s32", "when": {"dtype": "bf16", "atype": "s32"}},
+                        {"name": "cvt_bf16_s64", "when": {"dtype": "bf16", "atype": "s64"}},
+                        {"name": "cvt_f16_f16", "when": {"dtype": "f16", "atype": "f16"}},
+                        {"name": "cvt_f64_f64", "when": {"dtype": "f64", "atype": "f64"}},
+                        {"name": "cvt_f32_f32", "when": {"dtype": "f32", "atype": "f32"}},
+                        {"name": "cvt_f16_f64", "when": {"dtype": "f16", "atype": "f64"}},
+                        {"name": "cvt_f32_f64", "when": {"dtype": "f32", "atype": "f64"}},
+                        {"name": "cvt_f64_f16", "when": {"dtype": "f64", "atype": "f16"}},
+                        {"name": "cvt_f64_f32", "when": {"dtype": "f64", "atype": "f32"}},
+                        {"name": "cvt_bf16_f16", "when": {"dtype": "bf16", "atype": "f16"}},
+                        {"name": "cvt_bf16_f64", "when": {"dtype": "bf16", "atype": "f64"}},
+                        {"name": "cvt_bf16_bf16", "when": {"dtype": "bf16", "atype": "bf16"}},
+                        {"name": "cvt_f16_bf16", "when": {"dtype": "f16", "atype": "bf16"}},
+                        {"name": "cvt_f64_bf16", "when": {"dtype": "f64", "atype": "bf16"}},
                     ],
+                },
+                {
+                    "name": "cvt.pack",
+                    "id": "cvt_pack",
+                    "spelling": {"head": 1, "ordered": [["dtype", "atype", "ctype"]]},
+                    "qualifiers": [
+                        {"name": "saturate", "text": ".{}", "values": ["sat"]},
+                        {
+                            "name": "dtype",
+                            "text": ".{}",
+                            "values": ["u16", "s16", "u2", "s2", "u4", "s4", "u8", "s8"],
+                        },
+                        {"name": "atype", "text": ".{}", "values": ["s32"]},
+                        {"name": "ctype", "text": ".{}", "values": ["b32"], "optional": True},
+                    ],
+                    "operands": [
+                        {"name": "d", "kind": "register", "io": "out", "type": "b32"},
+                        {"name": "a", "kind": "register", "type": "s32"},
+                        {"name": "b", "kind": "register", "type": "s32"},
+                        {"name": "c", "kind": "register", "type": "b32", "when": {"ctype": "b32"}},
+                    ],
+                    "combinations": [
+                        {"id": "pack16", "match": {"dtype": ["u16", "s16"], "atype": "s32"}},
+                        {
+                            "id": "pack-narrow",
+                            "match": {
+                                "dtype": ["u2", "s2", "u4", "s4", "u8", "s8"],
+                                "atype": "s32",
+                                "ctype": "b32",
+                            },
+                        },
+                    ],
+                    "gates": [
+                        {"id": "cvt-pack", "when": {}, "targets": ["sm_75+"], "since": "6.5"},
+                    ],
+                    "wrappers": [
+                        {"name": "cvt_pack_sat", "when": {"ctype": "none"}},
+                        {"name": "cvt_pack_sat_b32", "when": {"ctype": "b32"}},
+                    ],
+                },
+            ],
+            "doc_errata": [
+                {
+                    "id": "release-9-1-f16x2-source",
+                    "proposal": "instruction:cvt_float:release:9.1:.f16x2",
+                    "location": {"section": "13.4", "ptx_isa": "9.4"},
+                    "says": (
+                        "PTX ISA 9.1 adds the .f16x2 and .bf16x2 source types of cvt for the "
+                        ".e2m1x2, .e2m3x2, .e3m2x2, .e4m3x2 and .e5m2x2 destinations"
+                    ),
+                    "evidence": (
+                        "the cvt section's own PTX ISA notes give cvt.satfinite.{e4m3x2, "
+                        "e5m2x2}.{f32, f16x2} from 7.8 (sm_90) and 8.1 (sm_89); 9.1 adds the "
+                        ".bf16x2 source of those and the .f16x2/.bf16x2 sources of the 6- and "
+                        "4-bit packs only. Both assemblers agree with the section "
+                        "(benchmarks/dev_matrix.py cvt.yaml: no mismatch)"
+                    ),
+                    "ptxas": (
+                        "cvt.rn.satfinite.e4m3x2.f16x2 assembles on sm_90 from .version 7.8 "
+                        "(ptxas 13.0 and 13.5)"
+                    ),
                 },
             ],
         },
@@ -16723,7 +17391,8 @@ FORM_COUNTS: dict[str, int] = {
     "cp_async_bulk_tensor": 975,
     "cp_async_bulk_prefetch_tensor": 70,
     "cp_reduce_async_bulk_tensor": 352,
-    "cvt_float": 181,
+    "cvt_float": 997,
+    "cvt_pack": 8,
     "cvta_convert": 16,
     "fence_thread": 22,
     "fence_mbarrier_init": 1,
@@ -16912,7 +17581,9 @@ FORM_DIGESTS: dict[str, str] = {
         "4840e2e9ba30544758f4c224b60994e5db1c637a6ac882761146292df05a2aeb"
     ),
     "cvt_float":
-        "ef54d3140e5d1870b42845f9ab0314e11628e47eb716f39525d07df555a64e4d",
+        "839575c316e8af9073cd4b684ae7bb0bef869644c47078c98fa50d1624613d2d",
+    "cvt_pack":
+        "bd5dfc47ffe95b07b5aa3400b54ac280c45d2e2248d547a524b6735f3541777c",
     "cvta_convert":
         "68f49297d611be34c12373a53fe78974cf141bca45153e2bec4d3f80430d4ec2",
     "fence_thread":
@@ -18944,17 +19615,21 @@ def cvt_float(
     *,
     rnd: str | None = None,
     ftz: bool = False,
+    sat: bool = False,
     relu: bool = False,
     satfinite: bool = False,
     pzo: bool = False,
+    a: str | None = None,
     b: str | None = None,
+    v: Sequence[str] | None = None,
+    rbits: str | None = None,
     dtype: str,
     atype: str,
     d: str,
-    a: str,
     ptx_isa: str | None = None,
 ) -> str:
-    """``cvt``: convert between f32, f16, bf16, tf32 and the packed narrow formats.
+    """``cvt``: convert between the integer and floating-point types, tf32 and the packed narrow
+    formats.
 
     Packs (x2): the first source (a, or the upper half of a) goes to the upper element of d,
     the second (b, or the lower half of a) to the lower one; .e2m1x2 elements are 4 bits in a
@@ -18964,22 +19639,35 @@ def cvt_float(
     writes negative zeros as +0; .ftz flushes subnormal results to zero.
 
     Qualifiers:
-        rnd: one of rn, rz, rm, rp, rna (None leaves it out). rounding; none for the exact
-            conversions to f32
+        rnd: one of rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs (None leaves it out).
+            rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value,
+            required where the conversion loses precision and from an integer;
+            .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to
+            an integer and for a same-type floating-point rounding to an integer; .rs rounds
+            stochastically with the random bits of rbits; none for the exact conversions
         ftz: True writes .ftz.
+        sat: True writes .sat. to an integer, clamps to the destination's range (only where
+            it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
         relu: True writes .relu.
         satfinite: True writes .satfinite.
         pzo: True writes .pzo. negative zero results are written as +0 (PTX ISA 9.4, sm_107f)
         dtype: one of f16x2, bf16x2, f16, bf16, f32, tf32, e4m3x2, e5m2x2, e2m3x2, e3m2x2,
-            e2m1x2, ue8m0x2.
+            e2m1x2, ue8m0x2, f64, u8, u16, u32, u64, s8, s16, s32, s64, e4m3x4, e5m2x4,
+            e2m3x4, e3m2x4, e2m1x4.
         atype: one of f32, f16, bf16, f16x2, bf16x2, e4m3x2, e5m2x2, e2m3x2, e3m2x2, e2m1x2,
-            ue8m0x2.
+            ue8m0x2, f64, u8, u16, u32, u64, s8, s16, s32, s64.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the converted value (a pack holds the first source in its upper element).
-        a: the value to convert (of a pair from f32, the one for the upper element).
+        a: the value to convert (of a pair from f32, the one for the upper element) (only
+            when dtype = {bf16, bf16x2, e2m1x2, e2m3x2, e3m2x2, e4m3x2, e5m2x2, f16, f16x2,
+            f32, f64, s8, s16, s32, s64, tf32, u8, u16, u32, u64, ue8m0x2}).
         b: of a pair from f32, the value for the lower element (only when dtype = {bf16x2,
             e2m1x2, e2m3x2, e3m2x2, e4m3x2, e5m2x2, f16x2, ue8m0x2}, atype = f32).
+        v: the four values {a, b, e, f} of an x4 pack, a in the upper element (only when
+            dtype = {e2m1x4, e2m3x4, e3m2x4, e4m3x4, e5m2x4}).
+        rbits: the random bits of .rs rounding (two 16-bit halves, the upper for the first
+            values) (only when rnd = rs).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
 
@@ -18988,14 +19676,64 @@ def cvt_float(
     return _engine.build(instruction_set().get("cvt_float"), {
         "rnd": rnd,
         "ftz": ftz,
+        "sat": sat,
         "relu": relu,
         "satfinite": satfinite,
         "pzo": pzo,
+        "a": a,
         "b": b,
+        "v": v,
+        "rbits": rbits,
         "dtype": dtype,
         "atype": atype,
         "d": d,
+    }, ptx_isa)
+
+
+def cvt_pack(
+    *,
+    saturate: str = "sat",
+    atype: str = "s32",
+    ctype: str | None = None,
+    c: str | None = None,
+    dtype: str,
+    d: str,
+    a: str,
+    b: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``cvt.pack``: convert two s32 values to a narrower integer type with saturation and pack
+    them.
+
+    a and b are clamped to the range of the destination type and packed into the low bits of
+    d, a above b; with the .b32 c (the 2-, 4- and 8-bit types), the rest of d is the low bits
+    of c.
+
+    Qualifiers:
+        saturate: one of sat. saturation, which the instruction requires
+        dtype: one of u16, s16, u2, s2, u4, s4, u8, s8.
+        atype: one of s32.
+        ctype: one of b32 (None leaves it out).
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the packed values.
+        a: the value packed above b.
+        b: the value packed in the lowest bits.
+        c: the bits of d above the two values (its low bits) (only when ctype = b32).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("cvt_pack"), {
+        "saturate": saturate,
+        "atype": atype,
+        "ctype": ctype,
+        "c": c,
+        "dtype": dtype,
+        "d": d,
         "a": a,
+        "b": b,
     }, ptx_isa)
 
 
@@ -25137,6 +25875,7 @@ __all__ = [
     "createpolicy_fractional",
     "createpolicy_range",
     "cvt_float",
+    "cvt_pack",
     "cvta_convert",
     "descriptor_problems",
     "discard",

@@ -67,6 +67,7 @@ INSTRUCTIONS = [
     "cp_async_bulk_prefetch_tensor",
     "cp_reduce_async_bulk_tensor",
     "cvt_float",
+    "cvt_pack",
     "cvta_convert",
     "fence_thread",
     "fence_mbarrier_init",

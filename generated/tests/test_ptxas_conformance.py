@@ -45,7 +45,7 @@ import toolkits
 from ptxgen.isa import ptx
 from ptxgen.probe import Assembler, Report, run_matrix
 
-# 34108 valid forms x 268 (target, version) pairs of the spec.
+# 34932 valid forms x 268 (target, version) pairs of the spec.
 PAIRS = [
     ("sm_75", "6.3"),
     ("sm_75", "6.4"),

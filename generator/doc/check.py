@@ -15,7 +15,7 @@ own error, with evidence) is not proposed again.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -634,6 +634,32 @@ def _note_tokens(sentence: str) -> list[str]:
     return [t for t in _TICK.findall(sentence) if t.startswith(".")]
 
 
+def _note_opcodes(sentence: str, name: str) -> list[str]:
+    """The opcodes of ``name`` a note sentence writes out (`cvt.f32.bf16`,
+    `cvt.{e4m3x2, e5m2x2}.{f32/f16x2}`), each as the text after the name, its choices
+    expanded (a brace of one value is optional unless it ends the opcode): a form it
+    speaks of has one of them.
+    None where the sentence names a target (its version is that target's)."""
+    if "`sm_" in sentence:
+        return []
+    out: list[str] = []
+    for text in re.findall(r"`" + re.escape(name) + r"((?:\.|\{)[^`]*)`", sentence):
+        out += [re.sub(r"\.+", ".", x) for x in _choices(text.replace(" ", ""))]
+    return out
+
+
+def _choices(text: str) -> list[str]:
+    m = re.search(r"\{([^{}]*)\}", text)
+    if m is None:
+        return [text]
+    head, tail = text[:m.start()], text[m.end():]
+    options = [("" if o.startswith(".") or head.endswith(".") else ".") + o
+               for o in re.split(r"[,/]", m.group(1))]
+    if len(options) == 1 and tail:  # a brace of one value, but not the last type
+        options = ["", *options]
+    return [x for o in options for x in _choices(head + o + tail)]
+
+
 def _same_first(doc_v: str, spec_v: str, floor: str | None) -> bool:
     """The document's first version agrees with the spec's: equal, or both at or before the
     oldest version of the spec's support matrix (``ptx_isa_versions[0]``), whose first
@@ -660,14 +686,16 @@ def check_notes(section: Section, matches: list[_Match],
                 continue
             doc_v = vm.group(1)
             tokens = _note_tokens(sentence)
+            written = _note_opcodes(sentence, ins.name)
             if _NOT_OPCODE.search(sentence):
                 continue
             if sentence.strip().startswith("Introduced in"):
                 chosen = forms
                 what = "the instruction"
-            elif tokens:
-                chosen = [f for f in forms if all(_has(f.opcode, tok) for tok in tokens)]
-                what = " ".join(tokens)
+            elif tokens or written:
+                chosen = [f for f in forms if all(_has(f.opcode, tok) for tok in tokens)
+                          and (not written or any(_has(f.opcode, w) for w in written))]
+                what = " ".join(tokens) or sentence.split("`")[1]
             else:
                 continue
             firsts = [v for v in (_first_version(f) for f in chosen) if v]
@@ -723,13 +751,14 @@ def check_release_notes(doc: Document, spec: Spec,
                 if not inss:
                     continue
                 forms = [f for i in inss for f in i.forms]
+                within = _release_context(head, t[cut:])
                 for q in quals:
                     pattern = q.rstrip("*")
                     # a slot's name (".sem"): any of the values the document's syntax gives it
                     values = (slots or {}).get(inss[0].id, {}).get(q[1:], {q})
                     having = [f for f in forms if any(
                         pattern in f.opcode if q.endswith("*") else _has(f.opcode, v)
-                        for v in values)]
+                        for v in values) and within(f.opcode, q)]
                     key = f"instruction:{inss[0].id}:release:{version}:{q}"
                     loc = Loc(s.loc.file, line)
                     if not having:
@@ -746,6 +775,23 @@ def check_release_notes(doc: Document, spec: Spec,
                                             f"{q}; the spec's first version of it is {first}",
                                             loc, inss[0].spec_file or None))
     return out
+
+
+def _release_context(head: str, rest: str) -> Callable[[str, str], bool]:
+    """The forms a bullet's "... for `instr` instruction with `.a`, `.b` ... types" speaks
+    of: those with one of the named types too; where one side is the destination type and
+    the other the source types, written next to each other in that order
+    (``.bf16x2.e4m3x2``: destination, source)."""
+    at = rest.find(" with ")
+    ctx = [q for q in _TICK.findall(rest[at:]) if q.startswith(".")] if at >= 0 else []
+    if not ctx:
+        return lambda opcode, q: True
+    tail = rest[at:]
+    if "destination type" in head and "source type" in tail:
+        return lambda opcode, q: any(_has(opcode, q + c) for c in ctx)
+    if "source type" in head and "destination type" in tail:
+        return lambda opcode, q: any(_has(opcode, c + q) for c in ctx)
+    return lambda opcode, q: any(_has(opcode, c) for c in ctx)
 
 
 # -- the whole check ----------------------------------------------------------------

@@ -13,6 +13,24 @@ namespace ptxgen::ptx {
 
 namespace detail {
 
+// What only the checks use: in the device passes whose target may have a form.
+#if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)
+
+// Array operand checks: a failing one shows the types / lengths as template arguments.
+template <class PtxgenNeeded, class PtxgenGiven>
+struct cvt_float_v_element_type {
+    static_assert(same_v<PtxgenNeeded, PtxgenGiven>,
+                  "ptxgen: cvt: operand v: the element type of the array (PtxgenGiven) is not the register type of this form (PtxgenNeeded): float");
+    static constexpr bool ok = true;
+};
+template <decltype(sizeof(0)) PtxgenNeeded, decltype(sizeof(0)) PtxgenGiven>
+struct cvt_float_v_length {
+    static_assert(PtxgenNeeded == PtxgenGiven,
+                  "ptxgen: cvt: operand v: the array has PtxgenGiven elements where this form needs PtxgenNeeded (the four values {a, b, e, f} of an x4 pack, a in the upper element; 4 registers)");
+    static constexpr bool ok = true;
+};
+#endif
+
 }  // namespace detail
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -49,11 +67,11 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b)
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, dtype = f16x2, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, dtype = f16x2, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
  *   PtxgenPzo: pzo (true / false). negative zero results are written as +0 (PTX ISA 9.4, sm_107f)
@@ -70,8 +88,10 @@ PTXGEN_PTX_DEVICE std::uint32_t cvt_f16x2_f32(
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_f16x2_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_f16x2_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -122,11 +142,11 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, dtype = bf16x2, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, dtype = bf16x2, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
  *   PtxgenPzo: pzo (true / false). negative zero results are written as +0 (PTX ISA 9.4, sm_107f)
@@ -143,8 +163,10 @@ PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_f32(
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_bf16x2_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_bf16x2_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -161,17 +183,494 @@ template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16x2_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 #endif
 
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x48200ull)
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 18 forms of cvt_f16_f32: form number * 256 + support class, by
+// The 4 forms of cvt_rs_f16x2_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_rs_f16x2_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002\000\003";
+    static constexpr gate gates[] = {
+        {0x48200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_rs_f16x2_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cvt_rs_f16x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 rbits);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = rs, ftz = false, sat = false, pzo = false, dtype = f16x2, atype = f32.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ *   PtxgenSatfinite: satfinite (true / false).
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ *   b: of a pair from f32, the value for the lower element
+ *   rbits: the random bits of .rs rounding (two 16-bit halves, the upper for the first values)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false, bool PtxgenSatfinite = false>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_rs_f16x2_f32(
+    float a,
+    float b,
+    std::uint32_t rbits
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_rs_f16x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_rs_f16x2_f32_forms0<ptxgen_f::index>(d, a, b, rbits);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_rs_f16x2_f32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_rs_f16x2_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7(); return std::uint32_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x48200ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_rs_bf16x2_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_rs_bf16x2_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002\000\003";
+    static constexpr gate gates[] = {
+        {0x48200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_rs_bf16x2_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cvt_rs_bf16x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 rbits);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = rs, ftz = false, sat = false, pzo = false, dtype = bf16x2, atype = f32.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ *   PtxgenSatfinite: satfinite (true / false).
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ *   b: of a pair from f32, the value for the lower element
+ *   rbits: the random bits of .rs rounding (two 16-bit halves, the upper for the first values)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false, bool PtxgenSatfinite = false>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_rs_bf16x2_f32(
+    float a,
+    float b,
+    std::uint32_t rbits
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_rs_bf16x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_rs_bf16x2_f32_forms0<ptxgen_f::index>(d, a, b, rbits);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_rs_bf16x2_f32(detail::host_arg, detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_rs_bf16x2_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7(); return std::uint32_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x48200ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_rs_e4m3x4_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_rs_e4m3x4_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x48200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_rs_e4m3x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_rs_e4m3x4_f32_forms0(PtxgenA0& d, const PtxgenA1& v, PtxgenA2 rbits);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = rs, ftz = false, sat = false, satfinite = true, pzo = false, dtype = e4m3x4, atype = f32.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   v: the four values {a, b, e, f} of an x4 pack, a in the upper element
+ *   rbits: the random bits of .rs rounding (two 16-bit halves, the upper for the first values)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_rs_e4m3x4_f32(
+    const PtxgenElem0 (&v)[PtxgenLength0],
+    std::uint32_t rbits
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_rs_e4m3x4_f32_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::cvt_float_v_element_type<detail::reg_or_t<3, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = 4;
+    static_assert(detail::cvt_float_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_rs_e4m3x4_f32_forms0<ptxgen_f::index>(d, v, rbits);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_rs_e4m3x4_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_rs_e4m3x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7(); return std::uint32_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x48200ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_rs_e5m2x4_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_rs_e5m2x4_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x48200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_rs_e5m2x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_rs_e5m2x4_f32_forms0(PtxgenA0& d, const PtxgenA1& v, PtxgenA2 rbits);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = rs, ftz = false, sat = false, satfinite = true, pzo = false, dtype = e5m2x4, atype = f32.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   v: the four values {a, b, e, f} of an x4 pack, a in the upper element
+ *   rbits: the random bits of .rs rounding (two 16-bit halves, the upper for the first values)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_rs_e5m2x4_f32(
+    const PtxgenElem0 (&v)[PtxgenLength0],
+    std::uint32_t rbits
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_rs_e5m2x4_f32_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::cvt_float_v_element_type<detail::reg_or_t<3, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = 4;
+    static_assert(detail::cvt_float_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_rs_e5m2x4_f32_forms0<ptxgen_f::index>(d, v, rbits);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_rs_e5m2x4_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_rs_e5m2x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7(); return std::uint32_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x48200ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_rs_e2m3x4_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_rs_e2m3x4_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x48200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_rs_e2m3x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_rs_e2m3x4_f32_forms0(PtxgenA0& d, const PtxgenA1& v, PtxgenA2 rbits);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = rs, ftz = false, sat = false, satfinite = true, pzo = false, dtype = e2m3x4, atype = f32.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   v: the four values {a, b, e, f} of an x4 pack, a in the upper element
+ *   rbits: the random bits of .rs rounding (two 16-bit halves, the upper for the first values)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_rs_e2m3x4_f32(
+    const PtxgenElem0 (&v)[PtxgenLength0],
+    std::uint32_t rbits
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_rs_e2m3x4_f32_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::cvt_float_v_element_type<detail::reg_or_t<3, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = 4;
+    static_assert(detail::cvt_float_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_rs_e2m3x4_f32_forms0<ptxgen_f::index>(d, v, rbits);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_rs_e2m3x4_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_rs_e2m3x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7(); return std::uint32_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x48200ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_rs_e3m2x4_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_rs_e3m2x4_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x48200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_rs_e3m2x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_rs_e3m2x4_f32_forms0(PtxgenA0& d, const PtxgenA1& v, PtxgenA2 rbits);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = rs, ftz = false, sat = false, satfinite = true, pzo = false, dtype = e3m2x4, atype = f32.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   v: the four values {a, b, e, f} of an x4 pack, a in the upper element
+ *   rbits: the random bits of .rs rounding (two 16-bit halves, the upper for the first values)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_rs_e3m2x4_f32(
+    const PtxgenElem0 (&v)[PtxgenLength0],
+    std::uint32_t rbits
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_rs_e3m2x4_f32_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::cvt_float_v_element_type<detail::reg_or_t<3, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = 4;
+    static_assert(detail::cvt_float_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_rs_e3m2x4_f32_forms0<ptxgen_f::index>(d, v, rbits);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_rs_e3m2x4_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_rs_e3m2x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7(); return std::uint32_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x48200ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_rs_e2m1x4_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_rs_e2m1x4_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x48200ull, 0, 87},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_rs_e2m1x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_rs_e2m1x4_f32_forms0(PtxgenA0& d, const PtxgenA1& v, PtxgenA2 rbits);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = rs, ftz = false, sat = false, satfinite = true, pzo = false, dtype = e2m1x4, atype = f32.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   v: the four values {a, b, e, f} of an x4 pack, a in the upper element
+ *   rbits: the random bits of .rs rounding (two 16-bit halves, the upper for the first values)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_rs_e2m1x4_f32(
+    const PtxgenElem0 (&v)[PtxgenLength0],
+    std::uint32_t rbits
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_rs_e2m1x4_f32_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(detail::cvt_float_v_element_type<detail::reg_or_t<3, PtxgenElem0>, PtxgenElem0>::ok);
+    constexpr decltype(sizeof(0)) ptxgen_v_length = 4;
+    static_assert(detail::cvt_float_v_length<ptxgen_v_length == 0 ? PtxgenLength0 : ptxgen_v_length, PtxgenLength0>::ok);
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_rs_e2m1x4_f32_forms0<ptxgen_f::index>(d, v, rbits);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_rs_e2m1x4_f32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_cvt_rs_e2m1x4_f32_is_only_on_sm_100a_sm_103a_sm_107a_from_ptx_isa_8_7(); return std::uint16_t{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 30 forms of cvt_f16_f32: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cvt_f16_f32_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\010\001\011\002\012\001\013\003\014\001\015\004\016\001\017\000\020\001\021\002\022\001\023"
-        "\003\024\001\025\004\026\001\027\000\030\000 ";
+        "\000 \001!\002\"\001#\003$\001%\004&\001'\000(\0000\0008\000@"
+        "\001A\002B\001C\003D\001E\004F\001G\000H\000P\000X\000`\000h"
+        "\000p\000x\000\200\000\210\000\220\000\230";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
         {0xc0000ull, 0, 94},
@@ -195,11 +694,13 @@ PTXGEN_PTX_DEVICE void cvt_f16_f32_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, dtype = f16, atype = f32.
+ * Fixed by this wrapper: dtype = f16, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
  *   PtxgenPzo: pzo (true / false). negative zero results are written as +0 (PTX ISA 9.4, sm_107f)
@@ -208,14 +709,16 @@ PTXGEN_PTX_DEVICE void cvt_f16_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  *   a: the value to convert (of a pair from f32, the one for the upper element)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false>
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false>
 PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_f32(
     float a
 ) {
     std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_f16_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_f16_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -235,14 +738,14 @@ PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_f32(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 18 forms of cvt_bf16_f32: form number * 256 + support class, by
+// The 22 forms of cvt_bf16_f32: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cvt_bf16_f32_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\010\001\011\002\012\001\013\000\014\001\015\002\016\001\017\000\020\001\021\002\022\001\023"
-        "\000\024\001\025\002\026\001\027\000\030\000 ";
+        "\000\020\001\021\002\022\001\023\000\024\001\025\002\026\001\027\000\030\000 \001!\002\""
+        "\001#\000$\001%\002&\001'\000(\0000\0008\000@\000H";
     static constexpr gate gates[] = {
         {0x1ffffffeull, 800, 70},
         {0xc0000ull, 0, 94},
@@ -262,11 +765,12 @@ PTXGEN_PTX_DEVICE void cvt_bf16_f32_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, dtype = bf16, atype = f32.
+ * Fixed by this wrapper: sat = false, dtype = bf16, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
  *   PtxgenPzo: pzo (true / false). negative zero results are written as +0 (PTX ISA 9.4, sm_107f)
@@ -275,14 +779,16 @@ PTXGEN_PTX_DEVICE void cvt_bf16_f32_forms0(PtxgenA0& d, PtxgenA1 a);
  *   a: the value to convert (of a pair from f32, the one for the upper element)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false>
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenRelu = false, bool PtxgenSatfinite = false, bool PtxgenPzo = false>
 PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_f32(
     float a
 ) {
     std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_bf16_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0)), 2, (PtxgenPzo ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -302,13 +808,13 @@ PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_f32(detail::host_arg) { detail::ptxgen_
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of cvt_f32_f16: form number * 256 + support class, by
+// The 4 forms of cvt_f32_f16: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cvt_f32_f16_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001";
+        "\000\000\000\001\000\002\000\003";
     static constexpr gate gates[] = {
         {0x1fffffffull, 750, 63},
     };
@@ -324,23 +830,24 @@ PTXGEN_PTX_DEVICE void cvt_f32_f16_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
  * Fixed by this wrapper: rnd = none, relu = false, satfinite = false, pzo = false, dtype = f32, atype = f16.
  * Template parameters:
  *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
  *   a: the value to convert (of a pair from f32, the one for the upper element)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenFtz = false>
+template <bool PtxgenFtz = false, bool PtxgenSat = false>
 PTXGEN_PTX_DEVICE float cvt_f32_f16(
     std::uint16_t a
 ) {
     float d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_f32_f16_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_f32_f16_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -361,13 +868,13 @@ PTXGEN_PTX_DEVICE float cvt_f32_f16(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 2 forms of cvt_f32_bf16: form number * 256 + support class, by
+// The 10 forms of cvt_f32_bf16: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct cvt_f32_bf16_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\001\001";
+        "\000\000\001\001\000\002\001\003\000\004\001\005\000\006\001\007\000\010\001\011";
     static constexpr gate gates[] = {
         {0x1ffffffeull, 800, 71},
         {0x1fffffc0ull, 900, 78},
@@ -385,24 +892,27 @@ PTXGEN_PTX_DEVICE void cvt_f32_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = none, relu = false, satfinite = false, pzo = false, dtype = f32, atype = bf16.
+ * Fixed by this wrapper: sat = false, relu = false, satfinite = false, pzo = false, dtype = f32, atype = bf16.
  * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenFtz: ftz (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
  *   a: the value to convert (of a pair from f32, the one for the upper element)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <bool PtxgenFtz = false>
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false>
 PTXGEN_PTX_DEVICE float cvt_f32_bf16(
     std::uint16_t a
 ) {
     float d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_f32_bf16_forms0_table, detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_f32_bf16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -450,11 +960,11 @@ PTXGEN_PTX_DEVICE void cvt_e4m3x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e4m3x2, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e4m3x2, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -469,8 +979,10 @@ PTXGEN_PTX_DEVICE std::uint16_t cvt_e4m3x2_f32(
 ) {
     std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e4m3x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e4m3x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -518,11 +1030,11 @@ PTXGEN_PTX_DEVICE void cvt_e5m2x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e5m2x2, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e5m2x2, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -537,8 +1049,10 @@ PTXGEN_PTX_DEVICE std::uint16_t cvt_e5m2x2_f32(
 ) {
     std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e5m2x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e5m2x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -586,11 +1100,11 @@ PTXGEN_PTX_DEVICE void cvt_e2m3x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e2m3x2, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e2m3x2, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -605,8 +1119,10 @@ PTXGEN_PTX_DEVICE std::uint16_t cvt_e2m3x2_f32(
 ) {
     std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e2m3x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e2m3x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -654,11 +1170,11 @@ PTXGEN_PTX_DEVICE void cvt_e3m2x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e3m2x2, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e3m2x2, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -673,8 +1189,10 @@ PTXGEN_PTX_DEVICE std::uint16_t cvt_e3m2x2_f32(
 ) {
     std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e3m2x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e3m2x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -722,11 +1240,11 @@ PTXGEN_PTX_DEVICE void cvt_e2m1x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e2m1x2, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e2m1x2, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -741,8 +1259,10 @@ PTXGEN_PTX_DEVICE std::uint8_t cvt_e2m1x2_f32(
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e2m1x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e2m1x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -788,11 +1308,11 @@ PTXGEN_PTX_DEVICE void cvt_ue8m0x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, relu = false, pzo = false, dtype = ue8m0x2, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, pzo = false, dtype = ue8m0x2, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenSatfinite: satfinite (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -807,8 +1327,10 @@ PTXGEN_PTX_DEVICE std::uint16_t cvt_ue8m0x2_f32(
 ) {
     std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_ue8m0x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSatfinite ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_ue8m0x2_f32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -856,11 +1378,11 @@ PTXGEN_PTX_DEVICE void cvt_e4m3x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e4m3x2, atype = f16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e4m3x2, atype = f16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -873,8 +1395,10 @@ PTXGEN_PTX_DEVICE std::uint16_t cvt_e4m3x2_f16x2(
 ) {
     std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e4m3x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e4m3x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -922,11 +1446,11 @@ PTXGEN_PTX_DEVICE void cvt_e5m2x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e5m2x2, atype = f16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e5m2x2, atype = f16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -939,8 +1463,10 @@ PTXGEN_PTX_DEVICE std::uint16_t cvt_e5m2x2_f16x2(
 ) {
     std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e5m2x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e5m2x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -988,11 +1514,11 @@ PTXGEN_PTX_DEVICE void cvt_e2m3x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e2m3x2, atype = f16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e2m3x2, atype = f16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1005,8 +1531,10 @@ PTXGEN_PTX_DEVICE std::uint16_t cvt_e2m3x2_f16x2(
 ) {
     std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e2m3x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e2m3x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1054,11 +1582,11 @@ PTXGEN_PTX_DEVICE void cvt_e3m2x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e3m2x2, atype = f16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e3m2x2, atype = f16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1071,8 +1599,10 @@ PTXGEN_PTX_DEVICE std::uint16_t cvt_e3m2x2_f16x2(
 ) {
     std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e3m2x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e3m2x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1120,11 +1650,11 @@ PTXGEN_PTX_DEVICE void cvt_e2m1x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e2m1x2, atype = f16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e2m1x2, atype = f16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1137,8 +1667,10 @@ PTXGEN_PTX_DEVICE std::uint8_t cvt_e2m1x2_f16x2(
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e2m1x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e2m1x2_f16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1186,11 +1718,11 @@ PTXGEN_PTX_DEVICE void cvt_e4m3x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e4m3x2, atype = bf16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e4m3x2, atype = bf16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1203,8 +1735,10 @@ PTXGEN_PTX_DEVICE std::uint16_t cvt_e4m3x2_bf16x2(
 ) {
     std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e4m3x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e4m3x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1252,11 +1786,11 @@ PTXGEN_PTX_DEVICE void cvt_e5m2x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e5m2x2, atype = bf16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e5m2x2, atype = bf16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1269,8 +1803,10 @@ PTXGEN_PTX_DEVICE std::uint16_t cvt_e5m2x2_bf16x2(
 ) {
     std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e5m2x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e5m2x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1318,11 +1854,11 @@ PTXGEN_PTX_DEVICE void cvt_e2m3x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e2m3x2, atype = bf16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e2m3x2, atype = bf16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1335,8 +1871,10 @@ PTXGEN_PTX_DEVICE std::uint16_t cvt_e2m3x2_bf16x2(
 ) {
     std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e2m3x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e2m3x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1384,11 +1922,11 @@ PTXGEN_PTX_DEVICE void cvt_e3m2x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e3m2x2, atype = bf16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e3m2x2, atype = bf16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1401,8 +1939,10 @@ PTXGEN_PTX_DEVICE std::uint16_t cvt_e3m2x2_bf16x2(
 ) {
     std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e3m2x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e3m2x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1450,11 +1990,11 @@ PTXGEN_PTX_DEVICE void cvt_e2m1x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, satfinite = true, pzo = false, dtype = e2m1x2, atype = bf16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, satfinite = true, pzo = false, dtype = e2m1x2, atype = bf16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1467,8 +2007,10 @@ PTXGEN_PTX_DEVICE std::uint8_t cvt_e2m1x2_bf16x2(
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_e2m1x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_e2m1x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1514,11 +2056,11 @@ PTXGEN_PTX_DEVICE void cvt_ue8m0x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, relu = false, pzo = false, dtype = ue8m0x2, atype = bf16x2.
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, pzo = false, dtype = ue8m0x2, atype = bf16x2.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenSatfinite: satfinite (true / false).
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
@@ -1531,8 +2073,10 @@ PTXGEN_PTX_DEVICE std::uint16_t cvt_ue8m0x2_bf16x2(
 ) {
     std::uint16_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_ue8m0x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSatfinite ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_ue8m0x2_bf16x2_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1578,9 +2122,9 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e4m3x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, satfinite = false, pzo = false, dtype = f16x2, atype = e4m3x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, satfinite = false, pzo = false, dtype = f16x2, atype = e4m3x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  * Operands:
@@ -1641,9 +2185,9 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e5m2x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, satfinite = false, pzo = false, dtype = f16x2, atype = e5m2x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, satfinite = false, pzo = false, dtype = f16x2, atype = e5m2x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  * Operands:
@@ -1704,9 +2248,9 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e2m3x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, satfinite = false, pzo = false, dtype = f16x2, atype = e2m3x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, satfinite = false, pzo = false, dtype = f16x2, atype = e2m3x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  * Operands:
@@ -1767,9 +2311,9 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e3m2x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, satfinite = false, pzo = false, dtype = f16x2, atype = e3m2x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, satfinite = false, pzo = false, dtype = f16x2, atype = e3m2x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  * Operands:
@@ -1830,9 +2374,9 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e2m1x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, satfinite = false, pzo = false, dtype = f16x2, atype = e2m1x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, satfinite = false, pzo = false, dtype = f16x2, atype = e2m1x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  * Operands:
@@ -1893,9 +2437,9 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e4m3x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, pzo = false, dtype = bf16x2, atype = e4m3x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, pzo = false, dtype = bf16x2, atype = e4m3x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
@@ -1957,9 +2501,9 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e5m2x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, pzo = false, dtype = bf16x2, atype = e5m2x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, pzo = false, dtype = bf16x2, atype = e5m2x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
@@ -2021,9 +2565,9 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e2m3x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, pzo = false, dtype = bf16x2, atype = e2m3x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, pzo = false, dtype = bf16x2, atype = e2m3x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
@@ -2085,9 +2629,9 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e3m2x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, pzo = false, dtype = bf16x2, atype = e3m2x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, pzo = false, dtype = bf16x2, atype = e3m2x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
@@ -2149,9 +2693,9 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e2m1x2_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, pzo = false, dtype = bf16x2, atype = e2m1x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, pzo = false, dtype = bf16x2, atype = e2m1x2.
  * Template parameters:
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
@@ -2189,9 +2733,9 @@ PTXGEN_PTX_DEVICE std::uint32_t cvt_bf16x2_e2m1x2(detail::host_arg) { detail::pt
 #if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1b6db600ull)
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: rnd = rn, ftz = false, relu = false, satfinite = false, pzo = false, dtype = bf16x2, atype = ue8m0x2.
+ * Fixed by this wrapper: rnd = rn, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16x2, atype = ue8m0x2.
  * Operands:
  *   d: the converted value (a pack holds the first source in its upper element)
  *   a: the value to convert (of a pair from f32, the one for the upper element)
@@ -2252,11 +2796,11 @@ PTXGEN_PTX_DEVICE void cvt_tf32_f32_forms0(PtxgenA0& d, PtxgenA1 a);
 #endif
 
 /**
- * `cvt`: convert between f32, f16, bf16, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
  *
- * Fixed by this wrapper: ftz = false, pzo = false, dtype = tf32, atype = f32.
+ * Fixed by this wrapper: ftz = false, sat = false, pzo = false, dtype = tf32, atype = f32.
  * Template parameters:
- *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna). rounding; none for the exact conversions to f32
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
  *   PtxgenRelu: relu (true / false).
  *   PtxgenSatfinite: satfinite (true / false).
  * Operands:
@@ -2270,8 +2814,10 @@ PTXGEN_PTX_DEVICE std::uint32_t cvt_tf32_f32(
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::cvt_tf32_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 6, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
+    using ptxgen_f = detail::form_of<detail::cvt_tf32_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenRelu ? 1 : 0)), 2, (PtxgenSatfinite ? 1 : 0))>;
 #if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2287,6 +2833,7448 @@ PTXGEN_PTX_DEVICE std::uint32_t cvt_tf32_f32(
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t cvt_tf32_f32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_tf32_f32_is_only_on_sm_80_and_later_from_ptx_isa_7_0(); return std::uint32_t{}; }
 #endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u8_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_u16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_u16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = u16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u8_u16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_u16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_u16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u8_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = u32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u8_u32(
+    std::uint32_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_u32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u8_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = u64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u8_u64(
+    std::uint64_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_u64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u8_s8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_s8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_s8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = s8.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u8_s8(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_s8_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_s8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u8_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = s16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u8_s16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_s16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u8_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = s32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u8_s32(
+    std::int32_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_s32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u8_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = s64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u8_s64(
+    std::uint64_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_s64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = u8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u8_u8(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u8.u8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u8_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u8.u8 " "%0, %1;" : "=h"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u8_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u16_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = u32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u16_u32(
+    std::uint32_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_u32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u16_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = u64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u16_u64(
+    std::uint64_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_u64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u16_s8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_s8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_s8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = s8.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u16_s8(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_s8_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_s8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u16_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = s16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u16_s16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_s16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u16_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = s32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u16_s32(
+    std::int32_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_s32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u16_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = s64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u16_s64(
+    std::uint64_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_s64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = u8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u16_u8(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u16.u8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u16_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u16.u8 " "%0, %1;" : "=h"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u16_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = u16.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u16_u16(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u16.u16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u16_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u16.u16 " "%0, %1;" : "=h"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u16_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u32_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = u64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_u32_u64(
+    std::uint64_t a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_u64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u32_s8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_s8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_s8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = s8.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_u32_s8(
+    std::uint16_t a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_s8_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_s8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u32_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = s16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_u32_s16(
+    std::uint16_t a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_s16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u32_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = s32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_u32_s32(
+    std::int32_t a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_s32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u32_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = s64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_u32_s64(
+    std::uint64_t a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_s64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = u8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint32_t cvt_u32_u8(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u32.u8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u32_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u32.u8 " "%0, %1;" : "=r"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u32_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = u16.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint32_t cvt_u32_u16(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u32.u16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u32_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u32.u16 " "%0, %1;" : "=r"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u32_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = u32.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint32_t cvt_u32_u32(
+    [[maybe_unused]] std::uint32_t a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u32.u32
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u32_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u32.u32 " "%0, %1;" : "=r"(d) : "r"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u32_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u64_s8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u64_s8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u64_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_s8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = s8.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint64_t cvt_u64_s8(
+    std::uint16_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u64_s8_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u64_s8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u64_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u64_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u64_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = s16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint64_t cvt_u64_s16(
+    std::uint16_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u64_s16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u64_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u64_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u64_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u64_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = s32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint64_t cvt_u64_s32(
+    std::int32_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u64_s32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u64_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_u64_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u64_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u64_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = s64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint64_t cvt_u64_s64(
+    std::uint64_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u64_s64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u64_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = u8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint64_t cvt_u64_u8(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u64.u8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u64_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u64.u8 " "%0, %1;" : "=l"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u64_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = u16.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint64_t cvt_u64_u16(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u64.u16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u64_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u64.u16 " "%0, %1;" : "=l"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u64_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = u32.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint64_t cvt_u64_u32(
+    [[maybe_unused]] std::uint32_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u64.u32
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u64_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u64.u32 " "%0, %1;" : "=l"(d) : "r"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u64_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = u64.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint64_t cvt_u64_u64(
+    [[maybe_unused]] std::uint64_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.u64.u64
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_u64_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.u64.u64 " "%0, %1;" : "=l"(d) : "l"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_u64_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s8_u8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_u8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_u8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = u8.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s8_u8(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_u8_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_u8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s8_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_u16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_u16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = u16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s8_u16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_u16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_u16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s8_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = u32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s8_u32(
+    std::uint32_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_u32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s8_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = u64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s8_u64(
+    std::uint64_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_u64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s8_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = s16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s8_s16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_s16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s8_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = s32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s8_s32(
+    std::int32_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_s32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s8_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = s64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s8_s64(
+    std::uint64_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_s64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = s8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s8_s8(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s8.s8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s8_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s8.s8 " "%0, %1;" : "=h"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s8_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s16_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_u16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_u16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = u16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s16_u16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_u16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_u16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s16_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = u32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s16_u32(
+    std::uint32_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_u32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s16_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = u64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s16_u64(
+    std::uint64_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_u64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s16_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = s32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s16_s32(
+    std::int32_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_s32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s16_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = s64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s16_s64(
+    std::uint64_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_s64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = u8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s16_u8(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s16.u8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s16_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s16.u8 " "%0, %1;" : "=h"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s16_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = s8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s16_s8(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s16.s8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s16_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s16.s8 " "%0, %1;" : "=h"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s16_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = s16.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s16_s16(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s16.s16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s16_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s16.s16 " "%0, %1;" : "=h"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s16_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s32_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s32_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s32_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = u32.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::int32_t cvt_s32_u32(
+    std::uint32_t a
+) {
+    std::int32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s32_u32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s32_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s32_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s32_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s32_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = u64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::int32_t cvt_s32_u64(
+    std::uint64_t a
+) {
+    std::int32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s32_u64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s32_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s32_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s32_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s32_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = s64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::int32_t cvt_s32_s64(
+    std::uint64_t a
+) {
+    std::int32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s32_s64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s32_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = u8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::int32_t cvt_s32_u8(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::int32_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s32.u8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s32_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s32.u8 " "%0, %1;" : "=r"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s32_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = u16.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::int32_t cvt_s32_u16(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::int32_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s32.u16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s32_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s32.u16 " "%0, %1;" : "=r"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s32_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = s8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::int32_t cvt_s32_s8(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::int32_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s32.s8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s32_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s32.s8 " "%0, %1;" : "=r"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s32_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = s16.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::int32_t cvt_s32_s16(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::int32_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s32.s16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s32_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s32.s16 " "%0, %1;" : "=r"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s32_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = s32.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::int32_t cvt_s32_s32(
+    [[maybe_unused]] std::int32_t a
+) {
+    std::int32_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s32.s32
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s32_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s32.s32 " "%0, %1;" : "=r"(d) : "r"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s32_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_s64_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s64_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s64_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s64_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = u64.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint64_t cvt_s64_u64(
+    std::uint64_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s64_u64_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s64_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = u8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint64_t cvt_s64_u8(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s64.u8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s64_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s64.u8 " "%0, %1;" : "=l"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s64_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = u16.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint64_t cvt_s64_u16(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s64.u16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s64_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s64.u16 " "%0, %1;" : "=l"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s64_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = u32.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint64_t cvt_s64_u32(
+    [[maybe_unused]] std::uint32_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s64.u32
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s64_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s64.u32 " "%0, %1;" : "=l"(d) : "r"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s64_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = s8.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint64_t cvt_s64_s8(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s64.s8
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s64_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s64.s8 " "%0, %1;" : "=l"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s64_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = s16.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint64_t cvt_s64_s16(
+    [[maybe_unused]] std::uint16_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s64.s16
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s64_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s64.s16 " "%0, %1;" : "=l"(d) : "h"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s64_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = s32.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint64_t cvt_s64_s32(
+    [[maybe_unused]] std::int32_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s64.s32
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s64_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s64.s32 " "%0, %1;" : "=l"(d) : "r"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s64_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = s64.
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint64_t cvt_s64_s64(
+    [[maybe_unused]] std::uint64_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // cvt.s64.s64
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_cvt_s64_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("cvt.s64.s64 " "%0, %1;" : "=l"(d) : "l"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_cvt_s64_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_u8_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u8_f16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_u8_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037\000 \000!\000\"\000#"
+        "\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = u8, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u8_f32(
+    float a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_u8_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u8_f64(
+    double a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_u8_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u8_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u8_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u8, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint8_t cvt_u8_bf16(
+    std::uint16_t a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u8_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u8_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return static_cast<std::uint8_t>(d);
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint8_t cvt_u8_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_u8_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint8_t{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_u16_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u16_f16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_u16_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037\000 \000!\000\"\000#"
+        "\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = u16, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u16_f32(
+    float a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_u16_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u16_f64(
+    double a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_u16_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u16_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u16_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u16, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u16_bf16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u16_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u16_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_u16_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_u16_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_u32_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_u32_f16(
+    std::uint16_t a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_u32_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037\000 \000!\000\"\000#"
+        "\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = u32, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_u32_f32(
+    float a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_u32_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_u32_f64(
+    double a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_u32_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u32_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u32_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u32, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_u32_bf16(
+    std::uint16_t a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u32_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u32_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_u32_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_u32_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint32_t{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_u64_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u64_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u64_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint64_t cvt_u64_f16(
+    std::uint16_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u64_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u64_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_u64_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u64_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037\000 \000!\000\"\000#"
+        "\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u64_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = u64, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint64_t cvt_u64_f32(
+    float a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u64_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u64_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_u64_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u64_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u64_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint64_t cvt_u64_f64(
+    double a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u64_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u64_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_u64_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_u64_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_u64_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = u64, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint64_t cvt_u64_bf16(
+    std::uint16_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_u64_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_u64_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t cvt_u64_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_u64_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint64_t{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_s8_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s8_f16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_s8_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037\000 \000!\000\"\000#"
+        "\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = s8, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s8_f32(
+    float a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_s8_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s8_f64(
+    double a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_s8_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s8_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s8_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s8, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint8_t cvt_s8_bf16(
+    std::uint16_t a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s8_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s8_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return static_cast<std::uint8_t>(d);
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint8_t cvt_s8_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_s8_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint8_t{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_s16_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s16_f16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_s16_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037\000 \000!\000\"\000#"
+        "\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = s16, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s16_f32(
+    float a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_s16_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s16_f64(
+    double a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_s16_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s16_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s16_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s16, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s16_bf16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s16_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s16_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_s16_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_s16_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_s32_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s32_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s32_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::int32_t cvt_s32_f16(
+    std::uint16_t a
+) {
+    std::int32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s32_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s32_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_s32_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s32_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037\000 \000!\000\"\000#"
+        "\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s32_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = s32, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::int32_t cvt_s32_f32(
+    float a
+) {
+    std::int32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s32_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s32_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_s32_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s32_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s32_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::int32_t cvt_s32_f64(
+    double a
+) {
+    std::int32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s32_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s32_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_s32_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s32_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s32_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s32, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::int32_t cvt_s32_bf16(
+    std::uint16_t a
+) {
+    std::int32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s32_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s32_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::int32_t cvt_s32_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_s32_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::int32_t{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_s64_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s64_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s64_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s64_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint64_t cvt_s64_f16(
+    std::uint16_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s64_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s64_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_s64_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s64_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037\000 \000!\000\"\000#"
+        "\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s64_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s64_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = s64, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint64_t cvt_s64_f32(
+    float a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s64_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s64_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_s64_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s64_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s64_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s64_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint64_t cvt_s64_f64(
+    double a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s64_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s64_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_s64_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_s64_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_s64_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s64_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = s64, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint64_t cvt_s64_bf16(
+    std::uint16_t a
+) {
+    std::uint64_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_s64_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_s64_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint64_t cvt_s64_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_s64_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint64_t{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_u8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_u8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_u8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = u8.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_u8(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_u8_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_u8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_u16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_u16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = u16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_u16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_u16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_u16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = u32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_u32(
+    std::uint32_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_u32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = u64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_u64(
+    std::uint64_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_u64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_s8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_s8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_s8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = s8.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_s8(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_s8_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_s8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = s16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_s16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_s16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = s32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_s32(
+    std::int32_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_s32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = s64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_s64(
+    std::uint64_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_s64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_u8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_u8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_u8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = u8.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE float cvt_f32_u8(
+    std::uint16_t a
+) {
+    float d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_u8_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_u8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_u16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_u16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = u16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE float cvt_f32_u16(
+    std::uint16_t a
+) {
+    float d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_u16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_u16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = u32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE float cvt_f32_u32(
+    std::uint32_t a
+) {
+    float d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_u32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = u64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE float cvt_f32_u64(
+    std::uint64_t a
+) {
+    float d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_u64_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_s8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_s8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_s8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = s8.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE float cvt_f32_s8(
+    std::uint16_t a
+) {
+    float d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_s8_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_s8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = s16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE float cvt_f32_s16(
+    std::uint16_t a
+) {
+    float d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_s16_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = s32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE float cvt_f32_s32(
+    std::int32_t a
+) {
+    float d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_s32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = s64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE float cvt_f32_s64(
+    std::uint64_t a
+) {
+    float d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_s64_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f64_u8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_u8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_u8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_u8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = u8.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE double cvt_f64_u8(
+    std::uint16_t a
+) {
+    double d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_u8_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_u8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f64_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_u16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_u16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = u16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE double cvt_f64_u16(
+    std::uint16_t a
+) {
+    double d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_u16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_u16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f64_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = u32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE double cvt_f64_u32(
+    std::uint32_t a
+) {
+    double d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_u32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f64_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = u64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE double cvt_f64_u64(
+    std::uint64_t a
+) {
+    double d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_u64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f64_s8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_s8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_s8_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_s8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = s8.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE double cvt_f64_s8(
+    std::uint16_t a
+) {
+    double d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_s8_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_s8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f64_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = s16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE double cvt_f64_s16(
+    std::uint16_t a
+) {
+    double d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_s16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f64_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = s32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE double cvt_f64_s32(
+    std::int32_t a
+) {
+    double d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_s32_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f64_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = s64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE double cvt_f64_s64(
+    std::uint64_t a
+) {
+    double d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_s64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_u8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_u8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_u8_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_u8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = u8.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_u8(
+    std::uint8_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_u8_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_u8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_u8(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_u8_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_u16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_u16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_u16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_u16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = u16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_u16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_u16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_u16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_u16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_u16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_u32_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_u32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = u32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_u32(
+    std::uint32_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_u32_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_u32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_u32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_u32_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_u64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_u64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_u64_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_u64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = u64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_u64(
+    std::uint64_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_u64_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_u64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_u64(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_u64_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_s8: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_s8_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_s8_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_s8_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = s8.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_s8(
+    std::uint8_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_s8_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_s8_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_s8(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_s8_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_s16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_s16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_s16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_s16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = s16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_s16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_s16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_s16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_s16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_s16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_s32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_s32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_s32_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_s32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = s32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_s32(
+    std::int32_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_s32_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_s32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_s32(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_s32_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_s64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_s64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_s64_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_s64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = s64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_s64(
+    std::uint64_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_s64_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_s64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_s64(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_s64_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 10 forms of cvt_f16_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_f16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_f16_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 10 forms of cvt_f64_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE double cvt_f64_f64(
+    double a
+) {
+    double d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 20 forms of cvt_f32_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002\000\003\000\030\000\031\000\032\000\033\000\034\000\035\000\036\000\037"
+        "\000 \000!\000\"\000#\000$\000%\000&\000'";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = f32.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE float cvt_f32_f32(
+    float a
+) {
+    float d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_f32_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of cvt_f16_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_f64(
+    double a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_f64_forms0_table, detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 16 forms of cvt_f32_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f32_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013\000\014\000\015\000\016\000\017"
+        "\000\020\000\021\000\022\000\023";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f32_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: relu = false, satfinite = false, pzo = false, dtype = f32, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none, bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE float cvt_f32_f64(
+    double a
+) {
+    float d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f32_f64_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd)), 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f32_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_f64_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = f16.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE double cvt_f64_f16(
+    std::uint16_t a
+) {
+    double d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_f16_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_f64_f32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_f32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002\000\003";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_f32_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, relu = false, satfinite = false, pzo = false, dtype = f64, atype = f32.
+ * Template parameters:
+ *   PtxgenFtz: ftz (true / false).
+ *   PtxgenSat: sat (true / false). to an integer, clamps to the destination's range (only where it does not hold the source's); to a floating-point value, clamps to [0.0, 1.0]
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenFtz = false, bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE double cvt_f64_f32(
+    float a
+) {
+    double d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_f32_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenFtz ? 1 : 0)), 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_f32_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 5 forms of cvt_bf16_f16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_f16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_f16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_f16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = f16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_f16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_f16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_f16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_f16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_f16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of cvt_bf16_f64: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_f64_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_f64_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_f64_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = f64.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_f64(
+    double a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_f64_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_f64_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_f64(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_f64_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 5 forms of cvt_bf16_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_bf16_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\006\000\007\000\010\000\011";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_bf16_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = bf16, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_bf16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_bf16_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_bf16_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_bf16_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_bf16_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 5 forms of cvt_f16_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f16_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f16_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = f16, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_bf16(
+    std::uint16_t a
+) {
+    std::uint16_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f16_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f16_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint16_t cvt_f16_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f16_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return std::uint16_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 5 forms of cvt_f64_bf16: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_f64_bf16_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\000\002\000\003\000\004";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_f64_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_bf16_forms0(PtxgenA0& d, PtxgenA1 a);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt`: convert between the integer and floating-point types, tf32 and the packed narrow formats (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, sat = false, relu = false, satfinite = false, pzo = false, dtype = f64, atype = bf16.
+ * Template parameters:
+ *   PtxgenRnd: rnd (none, rn, rz, rm, rp, rna, rni, rzi, rmi, rpi, rs). rounding: .rn/.rz/.rm/.rp (.rna: ties away from zero) to a floating-point value, required where the conversion loses precision and from an integer; .rni/.rzi/.rmi/.rpi to an integral value, required from a floating-point value to an integer and for a same-type floating-point rounding to an integer; .rs rounds stochastically with the random bits of rbits; none for the exact conversions
+ * Operands:
+ *   d: the converted value (a pack holds the first source in its upper element)
+ *   a: the value to convert (of a pair from f32, the one for the upper element)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_float_rnd PtxgenRnd = cvt_float_rnd::none>
+PTXGEN_PTX_DEVICE double cvt_f64_bf16(
+    std::uint16_t a
+) {
+    double d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_f64_bf16_forms0_table, detail::form_digit(0, 11, static_cast<long long>(PtxgenRnd))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(!((PtxgenRnd == cvt_float_rnd::rs)),
+                  "ptxgen: cvt: operand rbits is required when rnd = rs");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_f64_bf16_forms0<ptxgen_f::index>(d, a);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE double cvt_f64_bf16(detail::host_arg) { detail::ptxgen_unsupported_target_cvt_f64_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return double{}; }
+#endif
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of cvt_pack_sat: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_pack_sat_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 65},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_pack_sat_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_pack_sat_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt.pack`: convert two s32 values to a narrower integer type with saturation and pack them (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: saturate = sat, atype = s32, ctype = none.
+ * Template parameters:
+ *   PtxgenDtype: dtype (u16, s16, u2, s2, u4, s4, u8, s8).
+ * Operands:
+ *   d: the packed values
+ *   a: the value packed above b
+ *   b: the value packed in the lowest bits
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_pack_dtype PtxgenDtype>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_pack_sat(
+    std::int32_t a,
+    std::int32_t b
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_pack_sat_forms0_table, detail::form_digit(0, 8, static_cast<long long>(PtxgenDtype))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt.pack: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_pack_sat_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 6 forms of cvt_pack_sat_b32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct cvt_pack_sat_b32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\002\000\003\000\004\000\005\000\006\000\007";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 65},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_cvt_pack_sat_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_5,
+    };
+};
+// Their asm statements, by position in that table (cvt.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cvt_pack_sat_b32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `cvt.pack`: convert two s32 values to a narrower integer type with saturation and pack them (spec: spec/instructions/cvt.yaml).
+ *
+ * Fixed by this wrapper: saturate = sat, atype = s32, ctype = b32.
+ * Template parameters:
+ *   PtxgenDtype: dtype (u16, s16, u2, s2, u4, s4, u8, s8).
+ * Operands:
+ *   d: the packed values
+ *   a: the value packed above b
+ *   b: the value packed in the lowest bits
+ *   c: the bits of d above the two values (its low bits)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <cvt_pack_dtype PtxgenDtype>
+PTXGEN_PTX_DEVICE std::uint32_t cvt_pack_sat_b32(
+    std::int32_t a,
+    std::int32_t b,
+    std::uint32_t c
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::cvt_pack_sat_b32_forms0_table, detail::form_digit(0, 8, static_cast<long long>(PtxgenDtype))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: cvt.pack: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::cvt_pack_sat_b32_forms0<ptxgen_f::index>(d, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
 
 }  // namespace ptxgen::ptx
 

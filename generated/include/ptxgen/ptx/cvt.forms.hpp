@@ -16,13 +16,35 @@ namespace ptxgen::ptx::detail {
 
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
-#if PTXGEN_PTX_FAMILY(0x1ffffffeull)  // the targets of their wrappers' forms
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void cvt_asm0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%3 " "%0, %1, %2;" : "=r"(d) : "f"(a), "f"(b), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 1) asm volatile("%3 " "%0, %1, %2;" : "=h"(d) : "f"(a), "f"(b), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 2) asm volatile("{\n\t.reg .b8 b8_d;\n\t" "%3 " "b8_d, %1, %2;" "\n\tcvt.u32.u8 %0, b8_d;\n\t}" : "=r"(d) : "f"(a), "f"(b), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 3) asm volatile("%3 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x48200ull)  // the targets of their wrappers' forms
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cvt_asm1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 rbits) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%4 " "%0, %1, %2, %3;" : "=r"(d) : "f"(a), "f"(b), "r"(rbits), "C"(PtxgenT0::c));
+#endif
+}
+#endif
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+#if PTXGEN_PTX_FAMILY(0x48200ull)  // the targets of their wrappers' forms
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_asm2(PtxgenA0& d, const PtxgenA1& v, PtxgenA2 rbits) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%6 " "%0, {%1, %2, %3, %4}, %5;" : "=r"(d) : "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3]), "r"(rbits), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 1) asm volatile("%6 " "%0, {%1, %2, %3, %4}, %5;" : "=h"(d) : "f"(v[0]), "f"(v[1]), "f"(v[2]), "f"(v[3]), "r"(rbits), "C"(PtxgenT0::c));
 #endif
 }
 #endif
@@ -30,7 +52,7 @@ PTXGEN_PTX_DEVICE void cvt_asm0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
 // The asm statements of the forms functions with these parameters: PtxgenT0::c is the
 // opcode, PtxgenT1::c... the immediates.
 template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1>
-PTXGEN_PTX_DEVICE void cvt_asm1(PtxgenA0& d, PtxgenA1 a) {
+PTXGEN_PTX_DEVICE void cvt_asm3(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
     if constexpr (PtxgenK == 0) asm volatile("%2 " "%0, %1;" : "=h"(d) : "f"(a), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 1) asm volatile("%2 " "%0, %1;" : "=f"(d) : "h"(a), "C"(PtxgenT0::c));
@@ -39,6 +61,37 @@ PTXGEN_PTX_DEVICE void cvt_asm1(PtxgenA0& d, PtxgenA1 a) {
     else if constexpr (PtxgenK == 4) asm volatile("%2 " "%0, %1;" : "=r"(d) : "h"(a), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 5) asm volatile("{\n\t.reg .b8 b8_a;\n\tcvt.u8.u32 b8_a, %1;\n\t" "%2 " "%0, b8_a;" "\n\t}" : "=r"(d) : "r"(static_cast<std::uint32_t>(a)), "C"(PtxgenT0::c));
     else if constexpr (PtxgenK == 6) asm volatile("%2 " "%0, %1;" : "=r"(d) : "f"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 7) asm volatile("%2 " "%0, %1;" : "=h"(d) : "h"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 8) asm volatile("%2 " "%0, %1;" : "=h"(d) : "l"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 9) asm volatile("%2 " "%0, %1;" : "=r"(d) : "l"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 10) asm volatile("%2 " "%0, %1;" : "=r"(d) : "r"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 11) asm volatile("%2 " "%0, %1;" : "=l"(d) : "h"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 12) asm volatile("%2 " "%0, %1;" : "=l"(d) : "r"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 13) asm volatile("%2 " "%0, %1;" : "=l"(d) : "l"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 14) asm volatile("%2 " "%0, %1;" : "=h"(d) : "d"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 15) asm volatile("{\n\t.reg .b8 b8_d;\n\t" "%2 " "b8_d, %1;" "\n\tcvt.u32.u8 %0, b8_d;\n\t}" : "=r"(d) : "h"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 16) asm volatile("%2 " "%0, %1;" : "=r"(d) : "d"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 17) asm volatile("%2 " "%0, %1;" : "=l"(d) : "f"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 18) asm volatile("%2 " "%0, %1;" : "=l"(d) : "d"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 19) asm volatile("%2 " "%0, %1;" : "=f"(d) : "r"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 20) asm volatile("%2 " "%0, %1;" : "=f"(d) : "l"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 21) asm volatile("%2 " "%0, %1;" : "=d"(d) : "h"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 22) asm volatile("%2 " "%0, %1;" : "=d"(d) : "r"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 23) asm volatile("%2 " "%0, %1;" : "=d"(d) : "l"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 24) asm volatile("{\n\t.reg .b8 b8_a;\n\tcvt.u8.u32 b8_a, %1;\n\t" "%2 " "%0, b8_a;" "\n\t}" : "=h"(d) : "r"(static_cast<std::uint32_t>(a)), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 25) asm volatile("%2 " "%0, %1;" : "=d"(d) : "d"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 26) asm volatile("%2 " "%0, %1;" : "=f"(d) : "f"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 27) asm volatile("%2 " "%0, %1;" : "=f"(d) : "d"(a), "C"(PtxgenT0::c));
+    else if constexpr (PtxgenK == 28) asm volatile("%2 " "%0, %1;" : "=d"(d) : "f"(a), "C"(PtxgenT0::c));
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cvt_asm4(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("%4 " "%0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c), "C"(PtxgenT0::c));
 #endif
 }
 
@@ -98,27 +151,204 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b
 }
 #endif
 
+#if PTXGEN_PTX_FAMILY(0x48200ull)  // the targets of this wrapper's forms
+// cvt_rs_f16x2_f32_forms0: the opcode of each form, in the order of cvt_rs_f16x2_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_rs_f16x2_f32_forms0_opcode_pieces, at the offsets in
+// cvt_rs_f16x2_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_rs_f16x2_f32_forms0_opcode_pieces[] =
+    "\000cvt.rs\000.f16x2.f32\000.satf"
+    "inite.f16x2.f32\000cvt.rs.r"
+    "elu\000";
+inline constexpr char cvt_rs_f16x2_f32_forms0_opcode[] =
+    "\001\010\001\023(\010(\023";
+inline constexpr char cvt_rs_f16x2_f32_forms0_statement[] =
+    "\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cvt_rs_f16x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 rbits) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm1<detail::packed_at<1>(cvt_rs_f16x2_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_rs_f16x2_f32_forms0_opcode_pieces, cvt_rs_f16x2_f32_forms0_opcode, 1, PtxgenF>>(d, a, b, rbits);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x48200ull)  // the targets of this wrapper's forms
+// cvt_rs_bf16x2_f32_forms0: the opcode of each form, in the order of cvt_rs_bf16x2_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_rs_bf16x2_f32_forms0_opcode_pieces, at the offsets in
+// cvt_rs_bf16x2_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_rs_bf16x2_f32_forms0_opcode_pieces[] =
+    "\000cvt.rs\000.bf16x2.f32\000.sat"
+    "finite.bf16x2.f32\000cvt.rs"
+    ".relu\000";
+inline constexpr char cvt_rs_bf16x2_f32_forms0_opcode[] =
+    "\001\010\001\024*\010*\024";
+inline constexpr char cvt_rs_bf16x2_f32_forms0_statement[] =
+    "\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cvt_rs_bf16x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 rbits) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm1<detail::packed_at<1>(cvt_rs_bf16x2_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_rs_bf16x2_f32_forms0_opcode_pieces, cvt_rs_bf16x2_f32_forms0_opcode, 1, PtxgenF>>(d, a, b, rbits);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x48200ull)  // the targets of this wrapper's forms
+// cvt_rs_e4m3x4_f32_forms0: the opcode of each form, in the order of cvt_rs_e4m3x4_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_rs_e4m3x4_f32_forms0_opcode_pieces, at the offsets in
+// cvt_rs_e4m3x4_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_rs_e4m3x4_f32_forms0_opcode_pieces[] =
+    "\000cvt.rs\000.satfinite.e4m3x"
+    "4.f32\000cvt.rs.relu\000";
+inline constexpr char cvt_rs_e4m3x4_f32_forms0_opcode[] =
+    "\001\010\036\010";
+inline constexpr char cvt_rs_e4m3x4_f32_forms0_statement[] =
+    "\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_rs_e4m3x4_f32_forms0(PtxgenA0& d, const PtxgenA1& v, PtxgenA2 rbits) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm2<detail::packed_at<1>(cvt_rs_e4m3x4_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_rs_e4m3x4_f32_forms0_opcode_pieces, cvt_rs_e4m3x4_f32_forms0_opcode, 1, PtxgenF>>(d, v, rbits);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x48200ull)  // the targets of this wrapper's forms
+// cvt_rs_e5m2x4_f32_forms0: the opcode of each form, in the order of cvt_rs_e5m2x4_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_rs_e5m2x4_f32_forms0_opcode_pieces, at the offsets in
+// cvt_rs_e5m2x4_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_rs_e5m2x4_f32_forms0_opcode_pieces[] =
+    "\000cvt.rs\000.satfinite.e5m2x"
+    "4.f32\000cvt.rs.relu\000";
+inline constexpr char cvt_rs_e5m2x4_f32_forms0_opcode[] =
+    "\001\010\036\010";
+inline constexpr char cvt_rs_e5m2x4_f32_forms0_statement[] =
+    "\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_rs_e5m2x4_f32_forms0(PtxgenA0& d, const PtxgenA1& v, PtxgenA2 rbits) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm2<detail::packed_at<1>(cvt_rs_e5m2x4_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_rs_e5m2x4_f32_forms0_opcode_pieces, cvt_rs_e5m2x4_f32_forms0_opcode, 1, PtxgenF>>(d, v, rbits);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x48200ull)  // the targets of this wrapper's forms
+// cvt_rs_e2m3x4_f32_forms0: the opcode of each form, in the order of cvt_rs_e2m3x4_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_rs_e2m3x4_f32_forms0_opcode_pieces, at the offsets in
+// cvt_rs_e2m3x4_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_rs_e2m3x4_f32_forms0_opcode_pieces[] =
+    "\000cvt.rs\000.satfinite.e2m3x"
+    "4.f32\000cvt.rs.relu\000";
+inline constexpr char cvt_rs_e2m3x4_f32_forms0_opcode[] =
+    "\001\010\036\010";
+inline constexpr char cvt_rs_e2m3x4_f32_forms0_statement[] =
+    "\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_rs_e2m3x4_f32_forms0(PtxgenA0& d, const PtxgenA1& v, PtxgenA2 rbits) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm2<detail::packed_at<1>(cvt_rs_e2m3x4_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_rs_e2m3x4_f32_forms0_opcode_pieces, cvt_rs_e2m3x4_f32_forms0_opcode, 1, PtxgenF>>(d, v, rbits);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x48200ull)  // the targets of this wrapper's forms
+// cvt_rs_e3m2x4_f32_forms0: the opcode of each form, in the order of cvt_rs_e3m2x4_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_rs_e3m2x4_f32_forms0_opcode_pieces, at the offsets in
+// cvt_rs_e3m2x4_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_rs_e3m2x4_f32_forms0_opcode_pieces[] =
+    "\000cvt.rs\000.satfinite.e3m2x"
+    "4.f32\000cvt.rs.relu\000";
+inline constexpr char cvt_rs_e3m2x4_f32_forms0_opcode[] =
+    "\001\010\036\010";
+inline constexpr char cvt_rs_e3m2x4_f32_forms0_statement[] =
+    "\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_rs_e3m2x4_f32_forms0(PtxgenA0& d, const PtxgenA1& v, PtxgenA2 rbits) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm2<detail::packed_at<1>(cvt_rs_e3m2x4_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_rs_e3m2x4_f32_forms0_opcode_pieces, cvt_rs_e3m2x4_f32_forms0_opcode, 1, PtxgenF>>(d, v, rbits);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x48200ull)  // the targets of this wrapper's forms
+// cvt_rs_e2m1x4_f32_forms0: the opcode of each form, in the order of cvt_rs_e2m1x4_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_rs_e2m1x4_f32_forms0_opcode_pieces, at the offsets in
+// cvt_rs_e2m1x4_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm2 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_rs_e2m1x4_f32_forms0_opcode_pieces[] =
+    "\000cvt.rs\000.satfinite.e2m1x"
+    "4.f32\000cvt.rs.relu\000";
+inline constexpr char cvt_rs_e2m1x4_f32_forms0_opcode[] =
+    "\001\010\036\010";
+inline constexpr char cvt_rs_e2m1x4_f32_forms0_statement[] =
+    "\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_rs_e2m1x4_f32_forms0(PtxgenA0& d, const PtxgenA1& v, PtxgenA2 rbits) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm2<detail::packed_at<1>(cvt_rs_e2m1x4_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_rs_e2m1x4_f32_forms0_opcode_pieces, cvt_rs_e2m1x4_f32_forms0_opcode, 1, PtxgenF>>(d, v, rbits);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
 // cvt_f16_f32_forms0: the opcode of each form, in the order of cvt_f16_f32_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_f16_f32_forms0_opcode_pieces, at the offsets in
 // cvt_f16_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_f16_f32_forms0_opcode_pieces[] =
     "\000cvt.rn\000.f16.f32\000.pzo.f1"
     "6.f32\000.satfinite.f16.f32"
     "\000.satfinite.pzo.f16.f32\000"
-    "cvt.rn.relu\000cvt.rz\000cvt.r"
-    "z.relu\000cvt.rm\000cvt.rp\000";
+    ".relu.f16.f32\000.relu.pzo."
+    "f16.f32\000.relu.satfinite."
+    "f16.f32\000.relu.satfinite."
+    "pzo.f16.f32\000.sat.f16.f32"
+    "\000.ftz.f16.f32\000.ftz.sat.f"
+    "16.f32\000cvt.rz\000cvt.rm\000cvt"
+    ".rp\000";
 inline constexpr char cvt_f16_f32_forms0_opcode[] =
-    "\001\010\001\021\001\036\0011H\010H\021H\036H1T\010T\021T\036T1"
-    "[\010[\021[\036[1g\010n\010";
+    "\001\010\001\021\001\036\0011\001H\001V\001h\001\200\001\234\001\251\001\266\307\010"
+    "\307\021\307\036\3071\307H\307V\307h\307\200\307\234\307\251\307\266\316\010\316\234"
+    "\316\251\316\266\325\010\325\234\325\251\325\266";
 inline constexpr char cvt_f16_f32_forms0_statement[] =
-    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+    "\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_f16_f32_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_f16_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16_f32_forms0_opcode_pieces, cvt_f16_f32_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_f16_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16_f32_forms0_opcode_pieces, cvt_f16_f32_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -128,25 +358,26 @@ PTXGEN_PTX_DEVICE void cvt_f16_f32_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_bf16_f32_forms0: the opcode of each form, in the order of cvt_bf16_f32_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_bf16_f32_forms0_opcode_pieces, at the offsets in
 // cvt_bf16_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_bf16_f32_forms0_opcode_pieces[] =
     "\000cvt.rn\000.bf16.f32\000.pzo.b"
     "f16.f32\000.satfinite.bf16."
     "f32\000.satfinite.pzo.bf16."
-    "f32\000cvt.rn.relu\000cvt.rz\000c"
-    "vt.rz.relu\000cvt.rm\000cvt.rp"
-    "\000";
+    "f32\000cvt.rn.relu\000cvt.rn.f"
+    "tz\000cvt.rz\000cvt.rz.relu\000cv"
+    "t.rz.ftz\000cvt.rm\000cvt.rm.f"
+    "tz\000cvt.rp\000cvt.rp.ftz\000";
 inline constexpr char cvt_bf16_f32_forms0_opcode[] =
-    "\001\010\001\022\001 \0014L\010L\022L L4X\010X\022X X4"
-    "_\010_\022_ _4k\010r\010";
+    "\001\010\001\022\001 \0014L\010L\022L L4X\010c\010c\022c "
+    "c4j\010j\022j j4v\010\201\010\210\010\223\010\232\010";
 inline constexpr char cvt_bf16_f32_forms0_statement[] =
-    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_bf16_f32_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_bf16_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16_f32_forms0_opcode_pieces, cvt_bf16_f32_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_bf16_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16_f32_forms0_opcode_pieces, cvt_bf16_f32_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -156,19 +387,20 @@ PTXGEN_PTX_DEVICE void cvt_bf16_f32_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_f32_f16_forms0: the opcode of each form, in the order of cvt_f32_f16_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_f32_f16_forms0_opcode_pieces, at the offsets in
 // cvt_f32_f16_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_f32_f16_forms0_opcode_pieces[] =
-    "\000cvt\000.f32.f16\000cvt.ftz\000";
+    "\000cvt\000.f32.f16\000.sat.f32.f"
+    "16\000cvt.ftz\000";
 inline constexpr char cvt_f32_f16_forms0_opcode[] =
-    "\001\005\016\005";
+    "\001\005\001\016\033\005\033\016";
 inline constexpr char cvt_f32_f16_forms0_statement[] =
-    "\001\001";
+    "\001\001\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_f32_f16_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_f32_f16_forms0_statement, PtxgenF), detail::opcode_text<cvt_f32_f16_forms0_opcode_pieces, cvt_f32_f16_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_f32_f16_forms0_statement, PtxgenF), detail::opcode_text<cvt_f32_f16_forms0_opcode_pieces, cvt_f32_f16_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -178,19 +410,21 @@ PTXGEN_PTX_DEVICE void cvt_f32_f16_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_f32_bf16_forms0: the opcode of each form, in the order of cvt_f32_bf16_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_f32_bf16_forms0_opcode_pieces, at the offsets in
 // cvt_f32_bf16_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_f32_bf16_forms0_opcode_pieces[] =
-    "\000cvt\000.f32.bf16\000cvt.ftz\000";
+    "\000cvt\000.f32.bf16\000.ftz.f32."
+    "bf16\000cvt.rn\000cvt.rz\000cvt.r"
+    "m\000cvt.rp\000";
 inline constexpr char cvt_f32_bf16_forms0_opcode[] =
-    "\001\005\017\005";
+    "\001\005\001\017\035\005\035\017$\005$\017+\005+\0172\0052\017";
 inline constexpr char cvt_f32_bf16_forms0_statement[] =
-    "\001\001";
+    "\001\001\001\001\001\001\001\001\001\001";
 
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_f32_bf16_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_f32_bf16_forms0_statement, PtxgenF), detail::opcode_text<cvt_f32_bf16_forms0_opcode_pieces, cvt_f32_bf16_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_f32_bf16_forms0_statement, PtxgenF), detail::opcode_text<cvt_f32_bf16_forms0_opcode_pieces, cvt_f32_bf16_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -351,7 +585,7 @@ PTXGEN_PTX_DEVICE void cvt_ue8m0x2_f32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 
 // cvt_e4m3x2_f16x2_forms0: the opcode of each form, in the order of cvt_e4m3x2_f16x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_e4m3x2_f16x2_forms0_opcode_pieces, at the offsets in
 // cvt_e4m3x2_f16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_e4m3x2_f16x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.satfinite.e4m3x"
@@ -365,7 +599,7 @@ inline constexpr char cvt_e4m3x2_f16x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_e4m3x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_e4m3x2_f16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e4m3x2_f16x2_forms0_opcode_pieces, cvt_e4m3x2_f16x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_e4m3x2_f16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e4m3x2_f16x2_forms0_opcode_pieces, cvt_e4m3x2_f16x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -376,7 +610,7 @@ PTXGEN_PTX_DEVICE void cvt_e4m3x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_e5m2x2_f16x2_forms0: the opcode of each form, in the order of cvt_e5m2x2_f16x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_e5m2x2_f16x2_forms0_opcode_pieces, at the offsets in
 // cvt_e5m2x2_f16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_e5m2x2_f16x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.satfinite.e5m2x"
@@ -390,7 +624,7 @@ inline constexpr char cvt_e5m2x2_f16x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_e5m2x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_e5m2x2_f16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e5m2x2_f16x2_forms0_opcode_pieces, cvt_e5m2x2_f16x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_e5m2x2_f16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e5m2x2_f16x2_forms0_opcode_pieces, cvt_e5m2x2_f16x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -401,7 +635,7 @@ PTXGEN_PTX_DEVICE void cvt_e5m2x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_e2m3x2_f16x2_forms0: the opcode of each form, in the order of cvt_e2m3x2_f16x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_e2m3x2_f16x2_forms0_opcode_pieces, at the offsets in
 // cvt_e2m3x2_f16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_e2m3x2_f16x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.satfinite.e2m3x"
@@ -415,7 +649,7 @@ inline constexpr char cvt_e2m3x2_f16x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_e2m3x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_e2m3x2_f16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e2m3x2_f16x2_forms0_opcode_pieces, cvt_e2m3x2_f16x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_e2m3x2_f16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e2m3x2_f16x2_forms0_opcode_pieces, cvt_e2m3x2_f16x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -426,7 +660,7 @@ PTXGEN_PTX_DEVICE void cvt_e2m3x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_e3m2x2_f16x2_forms0: the opcode of each form, in the order of cvt_e3m2x2_f16x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_e3m2x2_f16x2_forms0_opcode_pieces, at the offsets in
 // cvt_e3m2x2_f16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_e3m2x2_f16x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.satfinite.e3m2x"
@@ -440,7 +674,7 @@ inline constexpr char cvt_e3m2x2_f16x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_e3m2x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_e3m2x2_f16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e3m2x2_f16x2_forms0_opcode_pieces, cvt_e3m2x2_f16x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_e3m2x2_f16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e3m2x2_f16x2_forms0_opcode_pieces, cvt_e3m2x2_f16x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -451,7 +685,7 @@ PTXGEN_PTX_DEVICE void cvt_e3m2x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_e2m1x2_f16x2_forms0: the opcode of each form, in the order of cvt_e2m1x2_f16x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_e2m1x2_f16x2_forms0_opcode_pieces, at the offsets in
 // cvt_e2m1x2_f16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_e2m1x2_f16x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.satfinite.e2m1x"
@@ -465,7 +699,7 @@ inline constexpr char cvt_e2m1x2_f16x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_e2m1x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_e2m1x2_f16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e2m1x2_f16x2_forms0_opcode_pieces, cvt_e2m1x2_f16x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_e2m1x2_f16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e2m1x2_f16x2_forms0_opcode_pieces, cvt_e2m1x2_f16x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -476,7 +710,7 @@ PTXGEN_PTX_DEVICE void cvt_e2m1x2_f16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_e4m3x2_bf16x2_forms0: the opcode of each form, in the order of cvt_e4m3x2_bf16x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_e4m3x2_bf16x2_forms0_opcode_pieces, at the offsets in
 // cvt_e4m3x2_bf16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_e4m3x2_bf16x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.satfinite.e4m3x"
@@ -490,7 +724,7 @@ inline constexpr char cvt_e4m3x2_bf16x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_e4m3x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_e4m3x2_bf16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e4m3x2_bf16x2_forms0_opcode_pieces, cvt_e4m3x2_bf16x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_e4m3x2_bf16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e4m3x2_bf16x2_forms0_opcode_pieces, cvt_e4m3x2_bf16x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -501,7 +735,7 @@ PTXGEN_PTX_DEVICE void cvt_e4m3x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_e5m2x2_bf16x2_forms0: the opcode of each form, in the order of cvt_e5m2x2_bf16x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_e5m2x2_bf16x2_forms0_opcode_pieces, at the offsets in
 // cvt_e5m2x2_bf16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_e5m2x2_bf16x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.satfinite.e5m2x"
@@ -515,7 +749,7 @@ inline constexpr char cvt_e5m2x2_bf16x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_e5m2x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_e5m2x2_bf16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e5m2x2_bf16x2_forms0_opcode_pieces, cvt_e5m2x2_bf16x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_e5m2x2_bf16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e5m2x2_bf16x2_forms0_opcode_pieces, cvt_e5m2x2_bf16x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -526,7 +760,7 @@ PTXGEN_PTX_DEVICE void cvt_e5m2x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_e2m3x2_bf16x2_forms0: the opcode of each form, in the order of cvt_e2m3x2_bf16x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_e2m3x2_bf16x2_forms0_opcode_pieces, at the offsets in
 // cvt_e2m3x2_bf16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_e2m3x2_bf16x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.satfinite.e2m3x"
@@ -540,7 +774,7 @@ inline constexpr char cvt_e2m3x2_bf16x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_e2m3x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_e2m3x2_bf16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e2m3x2_bf16x2_forms0_opcode_pieces, cvt_e2m3x2_bf16x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_e2m3x2_bf16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e2m3x2_bf16x2_forms0_opcode_pieces, cvt_e2m3x2_bf16x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -551,7 +785,7 @@ PTXGEN_PTX_DEVICE void cvt_e2m3x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_e3m2x2_bf16x2_forms0: the opcode of each form, in the order of cvt_e3m2x2_bf16x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_e3m2x2_bf16x2_forms0_opcode_pieces, at the offsets in
 // cvt_e3m2x2_bf16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_e3m2x2_bf16x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.satfinite.e3m2x"
@@ -565,7 +799,7 @@ inline constexpr char cvt_e3m2x2_bf16x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_e3m2x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_e3m2x2_bf16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e3m2x2_bf16x2_forms0_opcode_pieces, cvt_e3m2x2_bf16x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_e3m2x2_bf16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e3m2x2_bf16x2_forms0_opcode_pieces, cvt_e3m2x2_bf16x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -576,7 +810,7 @@ PTXGEN_PTX_DEVICE void cvt_e3m2x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_e2m1x2_bf16x2_forms0: the opcode of each form, in the order of cvt_e2m1x2_bf16x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_e2m1x2_bf16x2_forms0_opcode_pieces, at the offsets in
 // cvt_e2m1x2_bf16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_e2m1x2_bf16x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.satfinite.e2m1x"
@@ -590,7 +824,7 @@ inline constexpr char cvt_e2m1x2_bf16x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_e2m1x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_e2m1x2_bf16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e2m1x2_bf16x2_forms0_opcode_pieces, cvt_e2m1x2_bf16x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_e2m1x2_bf16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_e2m1x2_bf16x2_forms0_opcode_pieces, cvt_e2m1x2_bf16x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -601,7 +835,7 @@ PTXGEN_PTX_DEVICE void cvt_e2m1x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_ue8m0x2_bf16x2_forms0: the opcode of each form, in the order of cvt_ue8m0x2_bf16x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_ue8m0x2_bf16x2_forms0_opcode_pieces, at the offsets in
 // cvt_ue8m0x2_bf16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_ue8m0x2_bf16x2_forms0_opcode_pieces[] =
     "\000cvt.rz\000.ue8m0x2.bf16x2\000"
@@ -615,7 +849,7 @@ inline constexpr char cvt_ue8m0x2_bf16x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_ue8m0x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_ue8m0x2_bf16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_ue8m0x2_bf16x2_forms0_opcode_pieces, cvt_ue8m0x2_bf16x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_ue8m0x2_bf16x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_ue8m0x2_bf16x2_forms0_opcode_pieces, cvt_ue8m0x2_bf16x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -626,7 +860,7 @@ PTXGEN_PTX_DEVICE void cvt_ue8m0x2_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_f16x2_e4m3x2_forms0: the opcode of each form, in the order of cvt_f16x2_e4m3x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_f16x2_e4m3x2_forms0_opcode_pieces, at the offsets in
 // cvt_f16x2_e4m3x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_f16x2_e4m3x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.f16x2.e4m3x2\000cv"
@@ -639,7 +873,7 @@ inline constexpr char cvt_f16x2_e4m3x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_f16x2_e4m3x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_f16x2_e4m3x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16x2_e4m3x2_forms0_opcode_pieces, cvt_f16x2_e4m3x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_f16x2_e4m3x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16x2_e4m3x2_forms0_opcode_pieces, cvt_f16x2_e4m3x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -650,7 +884,7 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e4m3x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_f16x2_e5m2x2_forms0: the opcode of each form, in the order of cvt_f16x2_e5m2x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_f16x2_e5m2x2_forms0_opcode_pieces, at the offsets in
 // cvt_f16x2_e5m2x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_f16x2_e5m2x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.f16x2.e5m2x2\000cv"
@@ -663,7 +897,7 @@ inline constexpr char cvt_f16x2_e5m2x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_f16x2_e5m2x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_f16x2_e5m2x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16x2_e5m2x2_forms0_opcode_pieces, cvt_f16x2_e5m2x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_f16x2_e5m2x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16x2_e5m2x2_forms0_opcode_pieces, cvt_f16x2_e5m2x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -674,7 +908,7 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e5m2x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_f16x2_e2m3x2_forms0: the opcode of each form, in the order of cvt_f16x2_e2m3x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_f16x2_e2m3x2_forms0_opcode_pieces, at the offsets in
 // cvt_f16x2_e2m3x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_f16x2_e2m3x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.f16x2.e2m3x2\000cv"
@@ -687,7 +921,7 @@ inline constexpr char cvt_f16x2_e2m3x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_f16x2_e2m3x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_f16x2_e2m3x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16x2_e2m3x2_forms0_opcode_pieces, cvt_f16x2_e2m3x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_f16x2_e2m3x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16x2_e2m3x2_forms0_opcode_pieces, cvt_f16x2_e2m3x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -698,7 +932,7 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e2m3x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_f16x2_e3m2x2_forms0: the opcode of each form, in the order of cvt_f16x2_e3m2x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_f16x2_e3m2x2_forms0_opcode_pieces, at the offsets in
 // cvt_f16x2_e3m2x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_f16x2_e3m2x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.f16x2.e3m2x2\000cv"
@@ -711,7 +945,7 @@ inline constexpr char cvt_f16x2_e3m2x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_f16x2_e3m2x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_f16x2_e3m2x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16x2_e3m2x2_forms0_opcode_pieces, cvt_f16x2_e3m2x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_f16x2_e3m2x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16x2_e3m2x2_forms0_opcode_pieces, cvt_f16x2_e3m2x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -722,7 +956,7 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e3m2x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_f16x2_e2m1x2_forms0: the opcode of each form, in the order of cvt_f16x2_e2m1x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_f16x2_e2m1x2_forms0_opcode_pieces, at the offsets in
 // cvt_f16x2_e2m1x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_f16x2_e2m1x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.f16x2.e2m1x2\000cv"
@@ -735,7 +969,7 @@ inline constexpr char cvt_f16x2_e2m1x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_f16x2_e2m1x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_f16x2_e2m1x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16x2_e2m1x2_forms0_opcode_pieces, cvt_f16x2_e2m1x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_f16x2_e2m1x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16x2_e2m1x2_forms0_opcode_pieces, cvt_f16x2_e2m1x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -746,7 +980,7 @@ PTXGEN_PTX_DEVICE void cvt_f16x2_e2m1x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_bf16x2_e4m3x2_forms0: the opcode of each form, in the order of cvt_bf16x2_e4m3x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_bf16x2_e4m3x2_forms0_opcode_pieces, at the offsets in
 // cvt_bf16x2_e4m3x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_bf16x2_e4m3x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.bf16x2.e4m3x2\000."
@@ -760,7 +994,7 @@ inline constexpr char cvt_bf16x2_e4m3x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_bf16x2_e4m3x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_bf16x2_e4m3x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16x2_e4m3x2_forms0_opcode_pieces, cvt_bf16x2_e4m3x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_bf16x2_e4m3x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16x2_e4m3x2_forms0_opcode_pieces, cvt_bf16x2_e4m3x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -771,7 +1005,7 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e4m3x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_bf16x2_e5m2x2_forms0: the opcode of each form, in the order of cvt_bf16x2_e5m2x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_bf16x2_e5m2x2_forms0_opcode_pieces, at the offsets in
 // cvt_bf16x2_e5m2x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_bf16x2_e5m2x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.bf16x2.e5m2x2\000."
@@ -785,7 +1019,7 @@ inline constexpr char cvt_bf16x2_e5m2x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_bf16x2_e5m2x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_bf16x2_e5m2x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16x2_e5m2x2_forms0_opcode_pieces, cvt_bf16x2_e5m2x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_bf16x2_e5m2x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16x2_e5m2x2_forms0_opcode_pieces, cvt_bf16x2_e5m2x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -796,7 +1030,7 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e5m2x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_bf16x2_e2m3x2_forms0: the opcode of each form, in the order of cvt_bf16x2_e2m3x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_bf16x2_e2m3x2_forms0_opcode_pieces, at the offsets in
 // cvt_bf16x2_e2m3x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_bf16x2_e2m3x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.bf16x2.e2m3x2\000."
@@ -810,7 +1044,7 @@ inline constexpr char cvt_bf16x2_e2m3x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_bf16x2_e2m3x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_bf16x2_e2m3x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16x2_e2m3x2_forms0_opcode_pieces, cvt_bf16x2_e2m3x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_bf16x2_e2m3x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16x2_e2m3x2_forms0_opcode_pieces, cvt_bf16x2_e2m3x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -821,7 +1055,7 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e2m3x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_bf16x2_e3m2x2_forms0: the opcode of each form, in the order of cvt_bf16x2_e3m2x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_bf16x2_e3m2x2_forms0_opcode_pieces, at the offsets in
 // cvt_bf16x2_e3m2x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_bf16x2_e3m2x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.bf16x2.e3m2x2\000."
@@ -835,7 +1069,7 @@ inline constexpr char cvt_bf16x2_e3m2x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_bf16x2_e3m2x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_bf16x2_e3m2x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16x2_e3m2x2_forms0_opcode_pieces, cvt_bf16x2_e3m2x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_bf16x2_e3m2x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16x2_e3m2x2_forms0_opcode_pieces, cvt_bf16x2_e3m2x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -846,7 +1080,7 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e3m2x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_bf16x2_e2m1x2_forms0: the opcode of each form, in the order of cvt_bf16x2_e2m1x2_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_bf16x2_e2m1x2_forms0_opcode_pieces, at the offsets in
 // cvt_bf16x2_e2m1x2_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_bf16x2_e2m1x2_forms0_opcode_pieces[] =
     "\000cvt.rn\000.bf16x2.e2m1x2\000."
@@ -860,7 +1094,7 @@ inline constexpr char cvt_bf16x2_e2m1x2_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_bf16x2_e2m1x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_bf16x2_e2m1x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16x2_e2m1x2_forms0_opcode_pieces, cvt_bf16x2_e2m1x2_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_bf16x2_e2m1x2_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16x2_e2m1x2_forms0_opcode_pieces, cvt_bf16x2_e2m1x2_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
@@ -871,7 +1105,7 @@ PTXGEN_PTX_DEVICE void cvt_bf16x2_e2m1x2_forms0(PtxgenA0& d, PtxgenA1 a) {
 // cvt_tf32_f32_forms0: the opcode of each form, in the order of cvt_tf32_f32_forms0_table, as
 // two pieces (NUL-terminated texts in cvt_tf32_f32_forms0_opcode_pieces, at the offsets in
 // cvt_tf32_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
-// cvt_asm1 it takes (1 byte(s) each): tables as string literals,
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
 // which compile far faster than arrays.
 inline constexpr char cvt_tf32_f32_forms0_opcode_pieces[] =
     "\000cvt.rn\000.tf32.f32\000.satfi"
@@ -886,12 +1120,2658 @@ inline constexpr char cvt_tf32_f32_forms0_statement[] =
 template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void cvt_tf32_f32_forms0(PtxgenA0& d, PtxgenA1 a) {
 #if PTXGEN_PTX_C_CONSTRAINT
-    cvt_asm1<detail::packed_at<1>(cvt_tf32_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_tf32_f32_forms0_opcode_pieces, cvt_tf32_f32_forms0_opcode, 1, PtxgenF>>(d, a);
+    cvt_asm3<detail::packed_at<1>(cvt_tf32_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_tf32_f32_forms0_opcode_pieces, cvt_tf32_f32_forms0_opcode, 1, PtxgenF>>(d, a);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
 #endif
+
+// cvt_u8_u16_forms0: the opcode of each form, in the order of cvt_u8_u16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u8_u16_forms0_opcode_pieces, at the offsets in
+// cvt_u8_u16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u8_u16_forms0_opcode_pieces[] =
+    "\000cvt\000.u8.u16\000cvt.sat\000";
+inline constexpr char cvt_u8_u16_forms0_opcode[] =
+    "\001\005\015\005";
+inline constexpr char cvt_u8_u16_forms0_statement[] =
+    "\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_u16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u8_u16_forms0_statement, PtxgenF), detail::opcode_text<cvt_u8_u16_forms0_opcode_pieces, cvt_u8_u16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u8_u32_forms0: the opcode of each form, in the order of cvt_u8_u32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u8_u32_forms0_opcode_pieces, at the offsets in
+// cvt_u8_u32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u8_u32_forms0_opcode_pieces[] =
+    "\000cvt\000.u8.u32\000cvt.sat\000";
+inline constexpr char cvt_u8_u32_forms0_opcode[] =
+    "\001\005\015\005";
+inline constexpr char cvt_u8_u32_forms0_statement[] =
+    "\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_u32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u8_u32_forms0_statement, PtxgenF), detail::opcode_text<cvt_u8_u32_forms0_opcode_pieces, cvt_u8_u32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u8_u64_forms0: the opcode of each form, in the order of cvt_u8_u64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u8_u64_forms0_opcode_pieces, at the offsets in
+// cvt_u8_u64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u8_u64_forms0_opcode_pieces[] =
+    "\000cvt\000.u8.u64\000cvt.sat\000";
+inline constexpr char cvt_u8_u64_forms0_opcode[] =
+    "\001\005\015\005";
+inline constexpr char cvt_u8_u64_forms0_statement[] =
+    "\010\010";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_u64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u8_u64_forms0_statement, PtxgenF), detail::opcode_text<cvt_u8_u64_forms0_opcode_pieces, cvt_u8_u64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u8_s8_forms0: the opcode of each form, in the order of cvt_u8_s8_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u8_s8_forms0_opcode_pieces, at the offsets in
+// cvt_u8_s8_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u8_s8_forms0_opcode_pieces[] =
+    "\000cvt\000.u8.s8\000cvt.sat\000";
+inline constexpr char cvt_u8_s8_forms0_opcode[] =
+    "\001\005\014\005";
+inline constexpr char cvt_u8_s8_forms0_statement[] =
+    "\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_s8_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u8_s8_forms0_statement, PtxgenF), detail::opcode_text<cvt_u8_s8_forms0_opcode_pieces, cvt_u8_s8_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u8_s16_forms0: the opcode of each form, in the order of cvt_u8_s16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u8_s16_forms0_opcode_pieces, at the offsets in
+// cvt_u8_s16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u8_s16_forms0_opcode_pieces[] =
+    "\000cvt\000.u8.s16\000cvt.sat\000";
+inline constexpr char cvt_u8_s16_forms0_opcode[] =
+    "\001\005\015\005";
+inline constexpr char cvt_u8_s16_forms0_statement[] =
+    "\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_s16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u8_s16_forms0_statement, PtxgenF), detail::opcode_text<cvt_u8_s16_forms0_opcode_pieces, cvt_u8_s16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u8_s32_forms0: the opcode of each form, in the order of cvt_u8_s32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u8_s32_forms0_opcode_pieces, at the offsets in
+// cvt_u8_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u8_s32_forms0_opcode_pieces[] =
+    "\000cvt\000.u8.s32\000cvt.sat\000";
+inline constexpr char cvt_u8_s32_forms0_opcode[] =
+    "\001\005\015\005";
+inline constexpr char cvt_u8_s32_forms0_statement[] =
+    "\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_s32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u8_s32_forms0_statement, PtxgenF), detail::opcode_text<cvt_u8_s32_forms0_opcode_pieces, cvt_u8_s32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u8_s64_forms0: the opcode of each form, in the order of cvt_u8_s64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u8_s64_forms0_opcode_pieces, at the offsets in
+// cvt_u8_s64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u8_s64_forms0_opcode_pieces[] =
+    "\000cvt\000.u8.s64\000cvt.sat\000";
+inline constexpr char cvt_u8_s64_forms0_opcode[] =
+    "\001\005\015\005";
+inline constexpr char cvt_u8_s64_forms0_statement[] =
+    "\010\010";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_s64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u8_s64_forms0_statement, PtxgenF), detail::opcode_text<cvt_u8_s64_forms0_opcode_pieces, cvt_u8_s64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u16_u32_forms0: the opcode of each form, in the order of cvt_u16_u32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u16_u32_forms0_opcode_pieces, at the offsets in
+// cvt_u16_u32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u16_u32_forms0_opcode_pieces[] =
+    "\000cvt\000.u16.u32\000cvt.sat\000";
+inline constexpr char cvt_u16_u32_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_u16_u32_forms0_statement[] =
+    "\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_u32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u16_u32_forms0_statement, PtxgenF), detail::opcode_text<cvt_u16_u32_forms0_opcode_pieces, cvt_u16_u32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u16_u64_forms0: the opcode of each form, in the order of cvt_u16_u64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u16_u64_forms0_opcode_pieces, at the offsets in
+// cvt_u16_u64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u16_u64_forms0_opcode_pieces[] =
+    "\000cvt\000.u16.u64\000cvt.sat\000";
+inline constexpr char cvt_u16_u64_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_u16_u64_forms0_statement[] =
+    "\010\010";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_u64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u16_u64_forms0_statement, PtxgenF), detail::opcode_text<cvt_u16_u64_forms0_opcode_pieces, cvt_u16_u64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u16_s8_forms0: the opcode of each form, in the order of cvt_u16_s8_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u16_s8_forms0_opcode_pieces, at the offsets in
+// cvt_u16_s8_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u16_s8_forms0_opcode_pieces[] =
+    "\000cvt\000.u16.s8\000cvt.sat\000";
+inline constexpr char cvt_u16_s8_forms0_opcode[] =
+    "\001\005\015\005";
+inline constexpr char cvt_u16_s8_forms0_statement[] =
+    "\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_s8_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u16_s8_forms0_statement, PtxgenF), detail::opcode_text<cvt_u16_s8_forms0_opcode_pieces, cvt_u16_s8_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u16_s16_forms0: the opcode of each form, in the order of cvt_u16_s16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u16_s16_forms0_opcode_pieces, at the offsets in
+// cvt_u16_s16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u16_s16_forms0_opcode_pieces[] =
+    "\000cvt\000.u16.s16\000cvt.sat\000";
+inline constexpr char cvt_u16_s16_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_u16_s16_forms0_statement[] =
+    "\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_s16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u16_s16_forms0_statement, PtxgenF), detail::opcode_text<cvt_u16_s16_forms0_opcode_pieces, cvt_u16_s16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u16_s32_forms0: the opcode of each form, in the order of cvt_u16_s32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u16_s32_forms0_opcode_pieces, at the offsets in
+// cvt_u16_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u16_s32_forms0_opcode_pieces[] =
+    "\000cvt\000.u16.s32\000cvt.sat\000";
+inline constexpr char cvt_u16_s32_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_u16_s32_forms0_statement[] =
+    "\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_s32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u16_s32_forms0_statement, PtxgenF), detail::opcode_text<cvt_u16_s32_forms0_opcode_pieces, cvt_u16_s32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u16_s64_forms0: the opcode of each form, in the order of cvt_u16_s64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u16_s64_forms0_opcode_pieces, at the offsets in
+// cvt_u16_s64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u16_s64_forms0_opcode_pieces[] =
+    "\000cvt\000.u16.s64\000cvt.sat\000";
+inline constexpr char cvt_u16_s64_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_u16_s64_forms0_statement[] =
+    "\010\010";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_s64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u16_s64_forms0_statement, PtxgenF), detail::opcode_text<cvt_u16_s64_forms0_opcode_pieces, cvt_u16_s64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u32_u64_forms0: the opcode of each form, in the order of cvt_u32_u64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u32_u64_forms0_opcode_pieces, at the offsets in
+// cvt_u32_u64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u32_u64_forms0_opcode_pieces[] =
+    "\000cvt\000.u32.u64\000cvt.sat\000";
+inline constexpr char cvt_u32_u64_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_u32_u64_forms0_statement[] =
+    "\011\011";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_u64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u32_u64_forms0_statement, PtxgenF), detail::opcode_text<cvt_u32_u64_forms0_opcode_pieces, cvt_u32_u64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u32_s8_forms0: the opcode of each form, in the order of cvt_u32_s8_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u32_s8_forms0_opcode_pieces, at the offsets in
+// cvt_u32_s8_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u32_s8_forms0_opcode_pieces[] =
+    "\000cvt\000.u32.s8\000cvt.sat\000";
+inline constexpr char cvt_u32_s8_forms0_opcode[] =
+    "\001\005\015\005";
+inline constexpr char cvt_u32_s8_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_s8_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u32_s8_forms0_statement, PtxgenF), detail::opcode_text<cvt_u32_s8_forms0_opcode_pieces, cvt_u32_s8_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u32_s16_forms0: the opcode of each form, in the order of cvt_u32_s16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u32_s16_forms0_opcode_pieces, at the offsets in
+// cvt_u32_s16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u32_s16_forms0_opcode_pieces[] =
+    "\000cvt\000.u32.s16\000cvt.sat\000";
+inline constexpr char cvt_u32_s16_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_u32_s16_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_s16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u32_s16_forms0_statement, PtxgenF), detail::opcode_text<cvt_u32_s16_forms0_opcode_pieces, cvt_u32_s16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u32_s32_forms0: the opcode of each form, in the order of cvt_u32_s32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u32_s32_forms0_opcode_pieces, at the offsets in
+// cvt_u32_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u32_s32_forms0_opcode_pieces[] =
+    "\000cvt\000.u32.s32\000cvt.sat\000";
+inline constexpr char cvt_u32_s32_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_u32_s32_forms0_statement[] =
+    "\012\012";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_s32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u32_s32_forms0_statement, PtxgenF), detail::opcode_text<cvt_u32_s32_forms0_opcode_pieces, cvt_u32_s32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u32_s64_forms0: the opcode of each form, in the order of cvt_u32_s64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u32_s64_forms0_opcode_pieces, at the offsets in
+// cvt_u32_s64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u32_s64_forms0_opcode_pieces[] =
+    "\000cvt\000.u32.s64\000cvt.sat\000";
+inline constexpr char cvt_u32_s64_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_u32_s64_forms0_statement[] =
+    "\011\011";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_s64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u32_s64_forms0_statement, PtxgenF), detail::opcode_text<cvt_u32_s64_forms0_opcode_pieces, cvt_u32_s64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u64_s8_forms0: the opcode of each form, in the order of cvt_u64_s8_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u64_s8_forms0_opcode_pieces, at the offsets in
+// cvt_u64_s8_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u64_s8_forms0_opcode_pieces[] =
+    "\000cvt\000.u64.s8\000cvt.sat\000";
+inline constexpr char cvt_u64_s8_forms0_opcode[] =
+    "\001\005\015\005";
+inline constexpr char cvt_u64_s8_forms0_statement[] =
+    "\013\013";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_s8_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u64_s8_forms0_statement, PtxgenF), detail::opcode_text<cvt_u64_s8_forms0_opcode_pieces, cvt_u64_s8_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u64_s16_forms0: the opcode of each form, in the order of cvt_u64_s16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u64_s16_forms0_opcode_pieces, at the offsets in
+// cvt_u64_s16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u64_s16_forms0_opcode_pieces[] =
+    "\000cvt\000.u64.s16\000cvt.sat\000";
+inline constexpr char cvt_u64_s16_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_u64_s16_forms0_statement[] =
+    "\013\013";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_s16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u64_s16_forms0_statement, PtxgenF), detail::opcode_text<cvt_u64_s16_forms0_opcode_pieces, cvt_u64_s16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u64_s32_forms0: the opcode of each form, in the order of cvt_u64_s32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u64_s32_forms0_opcode_pieces, at the offsets in
+// cvt_u64_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u64_s32_forms0_opcode_pieces[] =
+    "\000cvt\000.u64.s32\000cvt.sat\000";
+inline constexpr char cvt_u64_s32_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_u64_s32_forms0_statement[] =
+    "\014\014";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_s32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u64_s32_forms0_statement, PtxgenF), detail::opcode_text<cvt_u64_s32_forms0_opcode_pieces, cvt_u64_s32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u64_s64_forms0: the opcode of each form, in the order of cvt_u64_s64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u64_s64_forms0_opcode_pieces, at the offsets in
+// cvt_u64_s64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u64_s64_forms0_opcode_pieces[] =
+    "\000cvt\000.u64.s64\000cvt.sat\000";
+inline constexpr char cvt_u64_s64_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_u64_s64_forms0_statement[] =
+    "\015\015";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_s64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u64_s64_forms0_statement, PtxgenF), detail::opcode_text<cvt_u64_s64_forms0_opcode_pieces, cvt_u64_s64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s8_u8_forms0: the opcode of each form, in the order of cvt_s8_u8_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s8_u8_forms0_opcode_pieces, at the offsets in
+// cvt_s8_u8_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s8_u8_forms0_opcode_pieces[] =
+    "\000cvt\000.s8.u8\000cvt.sat\000";
+inline constexpr char cvt_s8_u8_forms0_opcode[] =
+    "\001\005\014\005";
+inline constexpr char cvt_s8_u8_forms0_statement[] =
+    "\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_u8_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s8_u8_forms0_statement, PtxgenF), detail::opcode_text<cvt_s8_u8_forms0_opcode_pieces, cvt_s8_u8_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s8_u16_forms0: the opcode of each form, in the order of cvt_s8_u16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s8_u16_forms0_opcode_pieces, at the offsets in
+// cvt_s8_u16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s8_u16_forms0_opcode_pieces[] =
+    "\000cvt\000.s8.u16\000cvt.sat\000";
+inline constexpr char cvt_s8_u16_forms0_opcode[] =
+    "\001\005\015\005";
+inline constexpr char cvt_s8_u16_forms0_statement[] =
+    "\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_u16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s8_u16_forms0_statement, PtxgenF), detail::opcode_text<cvt_s8_u16_forms0_opcode_pieces, cvt_s8_u16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s8_u32_forms0: the opcode of each form, in the order of cvt_s8_u32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s8_u32_forms0_opcode_pieces, at the offsets in
+// cvt_s8_u32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s8_u32_forms0_opcode_pieces[] =
+    "\000cvt\000.s8.u32\000cvt.sat\000";
+inline constexpr char cvt_s8_u32_forms0_opcode[] =
+    "\001\005\015\005";
+inline constexpr char cvt_s8_u32_forms0_statement[] =
+    "\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_u32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s8_u32_forms0_statement, PtxgenF), detail::opcode_text<cvt_s8_u32_forms0_opcode_pieces, cvt_s8_u32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s8_u64_forms0: the opcode of each form, in the order of cvt_s8_u64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s8_u64_forms0_opcode_pieces, at the offsets in
+// cvt_s8_u64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s8_u64_forms0_opcode_pieces[] =
+    "\000cvt\000.s8.u64\000cvt.sat\000";
+inline constexpr char cvt_s8_u64_forms0_opcode[] =
+    "\001\005\015\005";
+inline constexpr char cvt_s8_u64_forms0_statement[] =
+    "\010\010";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_u64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s8_u64_forms0_statement, PtxgenF), detail::opcode_text<cvt_s8_u64_forms0_opcode_pieces, cvt_s8_u64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s8_s16_forms0: the opcode of each form, in the order of cvt_s8_s16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s8_s16_forms0_opcode_pieces, at the offsets in
+// cvt_s8_s16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s8_s16_forms0_opcode_pieces[] =
+    "\000cvt\000.s8.s16\000cvt.sat\000";
+inline constexpr char cvt_s8_s16_forms0_opcode[] =
+    "\001\005\015\005";
+inline constexpr char cvt_s8_s16_forms0_statement[] =
+    "\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_s16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s8_s16_forms0_statement, PtxgenF), detail::opcode_text<cvt_s8_s16_forms0_opcode_pieces, cvt_s8_s16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s8_s32_forms0: the opcode of each form, in the order of cvt_s8_s32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s8_s32_forms0_opcode_pieces, at the offsets in
+// cvt_s8_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s8_s32_forms0_opcode_pieces[] =
+    "\000cvt\000.s8.s32\000cvt.sat\000";
+inline constexpr char cvt_s8_s32_forms0_opcode[] =
+    "\001\005\015\005";
+inline constexpr char cvt_s8_s32_forms0_statement[] =
+    "\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_s32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s8_s32_forms0_statement, PtxgenF), detail::opcode_text<cvt_s8_s32_forms0_opcode_pieces, cvt_s8_s32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s8_s64_forms0: the opcode of each form, in the order of cvt_s8_s64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s8_s64_forms0_opcode_pieces, at the offsets in
+// cvt_s8_s64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s8_s64_forms0_opcode_pieces[] =
+    "\000cvt\000.s8.s64\000cvt.sat\000";
+inline constexpr char cvt_s8_s64_forms0_opcode[] =
+    "\001\005\015\005";
+inline constexpr char cvt_s8_s64_forms0_statement[] =
+    "\010\010";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_s64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s8_s64_forms0_statement, PtxgenF), detail::opcode_text<cvt_s8_s64_forms0_opcode_pieces, cvt_s8_s64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s16_u16_forms0: the opcode of each form, in the order of cvt_s16_u16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s16_u16_forms0_opcode_pieces, at the offsets in
+// cvt_s16_u16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s16_u16_forms0_opcode_pieces[] =
+    "\000cvt\000.s16.u16\000cvt.sat\000";
+inline constexpr char cvt_s16_u16_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_s16_u16_forms0_statement[] =
+    "\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_u16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s16_u16_forms0_statement, PtxgenF), detail::opcode_text<cvt_s16_u16_forms0_opcode_pieces, cvt_s16_u16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s16_u32_forms0: the opcode of each form, in the order of cvt_s16_u32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s16_u32_forms0_opcode_pieces, at the offsets in
+// cvt_s16_u32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s16_u32_forms0_opcode_pieces[] =
+    "\000cvt\000.s16.u32\000cvt.sat\000";
+inline constexpr char cvt_s16_u32_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_s16_u32_forms0_statement[] =
+    "\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_u32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s16_u32_forms0_statement, PtxgenF), detail::opcode_text<cvt_s16_u32_forms0_opcode_pieces, cvt_s16_u32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s16_u64_forms0: the opcode of each form, in the order of cvt_s16_u64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s16_u64_forms0_opcode_pieces, at the offsets in
+// cvt_s16_u64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s16_u64_forms0_opcode_pieces[] =
+    "\000cvt\000.s16.u64\000cvt.sat\000";
+inline constexpr char cvt_s16_u64_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_s16_u64_forms0_statement[] =
+    "\010\010";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_u64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s16_u64_forms0_statement, PtxgenF), detail::opcode_text<cvt_s16_u64_forms0_opcode_pieces, cvt_s16_u64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s16_s32_forms0: the opcode of each form, in the order of cvt_s16_s32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s16_s32_forms0_opcode_pieces, at the offsets in
+// cvt_s16_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s16_s32_forms0_opcode_pieces[] =
+    "\000cvt\000.s16.s32\000cvt.sat\000";
+inline constexpr char cvt_s16_s32_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_s16_s32_forms0_statement[] =
+    "\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_s32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s16_s32_forms0_statement, PtxgenF), detail::opcode_text<cvt_s16_s32_forms0_opcode_pieces, cvt_s16_s32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s16_s64_forms0: the opcode of each form, in the order of cvt_s16_s64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s16_s64_forms0_opcode_pieces, at the offsets in
+// cvt_s16_s64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s16_s64_forms0_opcode_pieces[] =
+    "\000cvt\000.s16.s64\000cvt.sat\000";
+inline constexpr char cvt_s16_s64_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_s16_s64_forms0_statement[] =
+    "\010\010";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_s64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s16_s64_forms0_statement, PtxgenF), detail::opcode_text<cvt_s16_s64_forms0_opcode_pieces, cvt_s16_s64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s32_u32_forms0: the opcode of each form, in the order of cvt_s32_u32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s32_u32_forms0_opcode_pieces, at the offsets in
+// cvt_s32_u32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s32_u32_forms0_opcode_pieces[] =
+    "\000cvt\000.s32.u32\000cvt.sat\000";
+inline constexpr char cvt_s32_u32_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_s32_u32_forms0_statement[] =
+    "\012\012";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_u32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s32_u32_forms0_statement, PtxgenF), detail::opcode_text<cvt_s32_u32_forms0_opcode_pieces, cvt_s32_u32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s32_u64_forms0: the opcode of each form, in the order of cvt_s32_u64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s32_u64_forms0_opcode_pieces, at the offsets in
+// cvt_s32_u64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s32_u64_forms0_opcode_pieces[] =
+    "\000cvt\000.s32.u64\000cvt.sat\000";
+inline constexpr char cvt_s32_u64_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_s32_u64_forms0_statement[] =
+    "\011\011";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_u64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s32_u64_forms0_statement, PtxgenF), detail::opcode_text<cvt_s32_u64_forms0_opcode_pieces, cvt_s32_u64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s32_s64_forms0: the opcode of each form, in the order of cvt_s32_s64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s32_s64_forms0_opcode_pieces, at the offsets in
+// cvt_s32_s64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s32_s64_forms0_opcode_pieces[] =
+    "\000cvt\000.s32.s64\000cvt.sat\000";
+inline constexpr char cvt_s32_s64_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_s32_s64_forms0_statement[] =
+    "\011\011";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_s64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s32_s64_forms0_statement, PtxgenF), detail::opcode_text<cvt_s32_s64_forms0_opcode_pieces, cvt_s32_s64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s64_u64_forms0: the opcode of each form, in the order of cvt_s64_u64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s64_u64_forms0_opcode_pieces, at the offsets in
+// cvt_s64_u64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s64_u64_forms0_opcode_pieces[] =
+    "\000cvt\000.s64.u64\000cvt.sat\000";
+inline constexpr char cvt_s64_u64_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_s64_u64_forms0_statement[] =
+    "\015\015";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s64_u64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s64_u64_forms0_statement, PtxgenF), detail::opcode_text<cvt_s64_u64_forms0_opcode_pieces, cvt_s64_u64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u8_f16_forms0: the opcode of each form, in the order of cvt_u8_f16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u8_f16_forms0_opcode_pieces, at the offsets in
+// cvt_u8_f16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u8_f16_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.u8.f16\000.sat.u8"
+    ".f16\000cvt.rzi\000cvt.rmi\000cvt"
+    ".rpi\000";
+inline constexpr char cvt_u8_f16_forms0_opcode[] =
+    "\001\011\001\021\035\011\035\021%\011%\021-\011-\021";
+inline constexpr char cvt_u8_f16_forms0_statement[] =
+    "\007\007\007\007\007\007\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_f16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u8_f16_forms0_statement, PtxgenF), detail::opcode_text<cvt_u8_f16_forms0_opcode_pieces, cvt_u8_f16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u8_f32_forms0: the opcode of each form, in the order of cvt_u8_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u8_f32_forms0_opcode_pieces, at the offsets in
+// cvt_u8_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u8_f32_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.u8.f32\000.sat.u8"
+    ".f32\000.ftz.u8.f32\000.ftz.sa"
+    "t.u8.f32\000cvt.rzi\000cvt.rmi"
+    "\000cvt.rpi\000";
+inline constexpr char cvt_u8_f32_forms0_opcode[] =
+    "\001\011\001\021\001\035\001)9\0119\0219\0359)A\011A\021A\035A)"
+    "I\011I\021I\035I)";
+inline constexpr char cvt_u8_f32_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_f32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u8_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_u8_f32_forms0_opcode_pieces, cvt_u8_f32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u8_f64_forms0: the opcode of each form, in the order of cvt_u8_f64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u8_f64_forms0_opcode_pieces, at the offsets in
+// cvt_u8_f64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u8_f64_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.u8.f64\000.sat.u8"
+    ".f64\000cvt.rzi\000cvt.rmi\000cvt"
+    ".rpi\000";
+inline constexpr char cvt_u8_f64_forms0_opcode[] =
+    "\001\011\001\021\035\011\035\021%\011%\021-\011-\021";
+inline constexpr char cvt_u8_f64_forms0_statement[] =
+    "\016\016\016\016\016\016\016\016";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_f64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u8_f64_forms0_statement, PtxgenF), detail::opcode_text<cvt_u8_f64_forms0_opcode_pieces, cvt_u8_f64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_u8_bf16_forms0: the opcode of each form, in the order of cvt_u8_bf16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u8_bf16_forms0_opcode_pieces, at the offsets in
+// cvt_u8_bf16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u8_bf16_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.u8.bf16\000cvt.rz"
+    "i\000cvt.rmi\000cvt.rpi\000";
+inline constexpr char cvt_u8_bf16_forms0_opcode[] =
+    "\001\011\022\011\032\011\"\011";
+inline constexpr char cvt_u8_bf16_forms0_statement[] =
+    "\017\017\017\017";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u8_bf16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u8_bf16_forms0_statement, PtxgenF), detail::opcode_text<cvt_u8_bf16_forms0_opcode_pieces, cvt_u8_bf16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+// cvt_u16_f16_forms0: the opcode of each form, in the order of cvt_u16_f16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u16_f16_forms0_opcode_pieces, at the offsets in
+// cvt_u16_f16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u16_f16_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.u16.f16\000.sat.u"
+    "16.f16\000cvt.rzi\000cvt.rmi\000c"
+    "vt.rpi\000";
+inline constexpr char cvt_u16_f16_forms0_opcode[] =
+    "\001\011\001\022\037\011\037\022'\011'\022/\011/\022";
+inline constexpr char cvt_u16_f16_forms0_statement[] =
+    "\007\007\007\007\007\007\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_f16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u16_f16_forms0_statement, PtxgenF), detail::opcode_text<cvt_u16_f16_forms0_opcode_pieces, cvt_u16_f16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u16_f32_forms0: the opcode of each form, in the order of cvt_u16_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u16_f32_forms0_opcode_pieces, at the offsets in
+// cvt_u16_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u16_f32_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.u16.f32\000.sat.u"
+    "16.f32\000.ftz.u16.f32\000.ftz"
+    ".sat.u16.f32\000cvt.rzi\000cvt"
+    ".rmi\000cvt.rpi\000";
+inline constexpr char cvt_u16_f32_forms0_opcode[] =
+    "\001\011\001\022\001\037\001,=\011=\022=\037=,E\011E\022E\037E,"
+    "M\011M\022M\037M,";
+inline constexpr char cvt_u16_f32_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_f32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u16_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_u16_f32_forms0_opcode_pieces, cvt_u16_f32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u16_f64_forms0: the opcode of each form, in the order of cvt_u16_f64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u16_f64_forms0_opcode_pieces, at the offsets in
+// cvt_u16_f64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u16_f64_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.u16.f64\000.sat.u"
+    "16.f64\000cvt.rzi\000cvt.rmi\000c"
+    "vt.rpi\000";
+inline constexpr char cvt_u16_f64_forms0_opcode[] =
+    "\001\011\001\022\037\011\037\022'\011'\022/\011/\022";
+inline constexpr char cvt_u16_f64_forms0_statement[] =
+    "\016\016\016\016\016\016\016\016";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_f64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u16_f64_forms0_statement, PtxgenF), detail::opcode_text<cvt_u16_f64_forms0_opcode_pieces, cvt_u16_f64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_u16_bf16_forms0: the opcode of each form, in the order of cvt_u16_bf16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u16_bf16_forms0_opcode_pieces, at the offsets in
+// cvt_u16_bf16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u16_bf16_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.u16.bf16\000cvt.r"
+    "zi\000cvt.rmi\000cvt.rpi\000";
+inline constexpr char cvt_u16_bf16_forms0_opcode[] =
+    "\001\011\023\011\033\011#\011";
+inline constexpr char cvt_u16_bf16_forms0_statement[] =
+    "\007\007\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u16_bf16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u16_bf16_forms0_statement, PtxgenF), detail::opcode_text<cvt_u16_bf16_forms0_opcode_pieces, cvt_u16_bf16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+// cvt_u32_f16_forms0: the opcode of each form, in the order of cvt_u32_f16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u32_f16_forms0_opcode_pieces, at the offsets in
+// cvt_u32_f16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u32_f16_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.u32.f16\000.sat.u"
+    "32.f16\000cvt.rzi\000cvt.rmi\000c"
+    "vt.rpi\000";
+inline constexpr char cvt_u32_f16_forms0_opcode[] =
+    "\001\011\001\022\037\011\037\022'\011'\022/\011/\022";
+inline constexpr char cvt_u32_f16_forms0_statement[] =
+    "\004\004\004\004\004\004\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_f16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u32_f16_forms0_statement, PtxgenF), detail::opcode_text<cvt_u32_f16_forms0_opcode_pieces, cvt_u32_f16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u32_f32_forms0: the opcode of each form, in the order of cvt_u32_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u32_f32_forms0_opcode_pieces, at the offsets in
+// cvt_u32_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u32_f32_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.u32.f32\000.sat.u"
+    "32.f32\000.ftz.u32.f32\000.ftz"
+    ".sat.u32.f32\000cvt.rzi\000cvt"
+    ".rmi\000cvt.rpi\000";
+inline constexpr char cvt_u32_f32_forms0_opcode[] =
+    "\001\011\001\022\001\037\001,=\011=\022=\037=,E\011E\022E\037E,"
+    "M\011M\022M\037M,";
+inline constexpr char cvt_u32_f32_forms0_statement[] =
+    "\006\006\006\006\006\006\006\006\006\006\006\006\006\006\006\006";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_f32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u32_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_u32_f32_forms0_opcode_pieces, cvt_u32_f32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u32_f64_forms0: the opcode of each form, in the order of cvt_u32_f64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u32_f64_forms0_opcode_pieces, at the offsets in
+// cvt_u32_f64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u32_f64_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.u32.f64\000.sat.u"
+    "32.f64\000cvt.rzi\000cvt.rmi\000c"
+    "vt.rpi\000";
+inline constexpr char cvt_u32_f64_forms0_opcode[] =
+    "\001\011\001\022\037\011\037\022'\011'\022/\011/\022";
+inline constexpr char cvt_u32_f64_forms0_statement[] =
+    "\020\020\020\020\020\020\020\020";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_f64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u32_f64_forms0_statement, PtxgenF), detail::opcode_text<cvt_u32_f64_forms0_opcode_pieces, cvt_u32_f64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_u32_bf16_forms0: the opcode of each form, in the order of cvt_u32_bf16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u32_bf16_forms0_opcode_pieces, at the offsets in
+// cvt_u32_bf16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u32_bf16_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.u32.bf16\000cvt.r"
+    "zi\000cvt.rmi\000cvt.rpi\000";
+inline constexpr char cvt_u32_bf16_forms0_opcode[] =
+    "\001\011\023\011\033\011#\011";
+inline constexpr char cvt_u32_bf16_forms0_statement[] =
+    "\004\004\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u32_bf16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u32_bf16_forms0_statement, PtxgenF), detail::opcode_text<cvt_u32_bf16_forms0_opcode_pieces, cvt_u32_bf16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+// cvt_u64_f16_forms0: the opcode of each form, in the order of cvt_u64_f16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u64_f16_forms0_opcode_pieces, at the offsets in
+// cvt_u64_f16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u64_f16_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.u64.f16\000.sat.u"
+    "64.f16\000cvt.rzi\000cvt.rmi\000c"
+    "vt.rpi\000";
+inline constexpr char cvt_u64_f16_forms0_opcode[] =
+    "\001\011\001\022\037\011\037\022'\011'\022/\011/\022";
+inline constexpr char cvt_u64_f16_forms0_statement[] =
+    "\013\013\013\013\013\013\013\013";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_f16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u64_f16_forms0_statement, PtxgenF), detail::opcode_text<cvt_u64_f16_forms0_opcode_pieces, cvt_u64_f16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u64_f32_forms0: the opcode of each form, in the order of cvt_u64_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u64_f32_forms0_opcode_pieces, at the offsets in
+// cvt_u64_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u64_f32_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.u64.f32\000.sat.u"
+    "64.f32\000.ftz.u64.f32\000.ftz"
+    ".sat.u64.f32\000cvt.rzi\000cvt"
+    ".rmi\000cvt.rpi\000";
+inline constexpr char cvt_u64_f32_forms0_opcode[] =
+    "\001\011\001\022\001\037\001,=\011=\022=\037=,E\011E\022E\037E,"
+    "M\011M\022M\037M,";
+inline constexpr char cvt_u64_f32_forms0_statement[] =
+    "\021\021\021\021\021\021\021\021\021\021\021\021\021\021\021\021";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_f32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u64_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_u64_f32_forms0_opcode_pieces, cvt_u64_f32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_u64_f64_forms0: the opcode of each form, in the order of cvt_u64_f64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u64_f64_forms0_opcode_pieces, at the offsets in
+// cvt_u64_f64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u64_f64_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.u64.f64\000.sat.u"
+    "64.f64\000cvt.rzi\000cvt.rmi\000c"
+    "vt.rpi\000";
+inline constexpr char cvt_u64_f64_forms0_opcode[] =
+    "\001\011\001\022\037\011\037\022'\011'\022/\011/\022";
+inline constexpr char cvt_u64_f64_forms0_statement[] =
+    "\022\022\022\022\022\022\022\022";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_f64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u64_f64_forms0_statement, PtxgenF), detail::opcode_text<cvt_u64_f64_forms0_opcode_pieces, cvt_u64_f64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_u64_bf16_forms0: the opcode of each form, in the order of cvt_u64_bf16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_u64_bf16_forms0_opcode_pieces, at the offsets in
+// cvt_u64_bf16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_u64_bf16_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.u64.bf16\000cvt.r"
+    "zi\000cvt.rmi\000cvt.rpi\000";
+inline constexpr char cvt_u64_bf16_forms0_opcode[] =
+    "\001\011\023\011\033\011#\011";
+inline constexpr char cvt_u64_bf16_forms0_statement[] =
+    "\013\013\013\013";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_u64_bf16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_u64_bf16_forms0_statement, PtxgenF), detail::opcode_text<cvt_u64_bf16_forms0_opcode_pieces, cvt_u64_bf16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+// cvt_s8_f16_forms0: the opcode of each form, in the order of cvt_s8_f16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s8_f16_forms0_opcode_pieces, at the offsets in
+// cvt_s8_f16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s8_f16_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.s8.f16\000.sat.s8"
+    ".f16\000cvt.rzi\000cvt.rmi\000cvt"
+    ".rpi\000";
+inline constexpr char cvt_s8_f16_forms0_opcode[] =
+    "\001\011\001\021\035\011\035\021%\011%\021-\011-\021";
+inline constexpr char cvt_s8_f16_forms0_statement[] =
+    "\007\007\007\007\007\007\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_f16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s8_f16_forms0_statement, PtxgenF), detail::opcode_text<cvt_s8_f16_forms0_opcode_pieces, cvt_s8_f16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s8_f32_forms0: the opcode of each form, in the order of cvt_s8_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s8_f32_forms0_opcode_pieces, at the offsets in
+// cvt_s8_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s8_f32_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.s8.f32\000.sat.s8"
+    ".f32\000.ftz.s8.f32\000.ftz.sa"
+    "t.s8.f32\000cvt.rzi\000cvt.rmi"
+    "\000cvt.rpi\000";
+inline constexpr char cvt_s8_f32_forms0_opcode[] =
+    "\001\011\001\021\001\035\001)9\0119\0219\0359)A\011A\021A\035A)"
+    "I\011I\021I\035I)";
+inline constexpr char cvt_s8_f32_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_f32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s8_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_s8_f32_forms0_opcode_pieces, cvt_s8_f32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s8_f64_forms0: the opcode of each form, in the order of cvt_s8_f64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s8_f64_forms0_opcode_pieces, at the offsets in
+// cvt_s8_f64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s8_f64_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.s8.f64\000.sat.s8"
+    ".f64\000cvt.rzi\000cvt.rmi\000cvt"
+    ".rpi\000";
+inline constexpr char cvt_s8_f64_forms0_opcode[] =
+    "\001\011\001\021\035\011\035\021%\011%\021-\011-\021";
+inline constexpr char cvt_s8_f64_forms0_statement[] =
+    "\016\016\016\016\016\016\016\016";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_f64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s8_f64_forms0_statement, PtxgenF), detail::opcode_text<cvt_s8_f64_forms0_opcode_pieces, cvt_s8_f64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_s8_bf16_forms0: the opcode of each form, in the order of cvt_s8_bf16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s8_bf16_forms0_opcode_pieces, at the offsets in
+// cvt_s8_bf16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s8_bf16_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.s8.bf16\000cvt.rz"
+    "i\000cvt.rmi\000cvt.rpi\000";
+inline constexpr char cvt_s8_bf16_forms0_opcode[] =
+    "\001\011\022\011\032\011\"\011";
+inline constexpr char cvt_s8_bf16_forms0_statement[] =
+    "\017\017\017\017";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s8_bf16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s8_bf16_forms0_statement, PtxgenF), detail::opcode_text<cvt_s8_bf16_forms0_opcode_pieces, cvt_s8_bf16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+// cvt_s16_f16_forms0: the opcode of each form, in the order of cvt_s16_f16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s16_f16_forms0_opcode_pieces, at the offsets in
+// cvt_s16_f16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s16_f16_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.s16.f16\000.sat.s"
+    "16.f16\000cvt.rzi\000cvt.rmi\000c"
+    "vt.rpi\000";
+inline constexpr char cvt_s16_f16_forms0_opcode[] =
+    "\001\011\001\022\037\011\037\022'\011'\022/\011/\022";
+inline constexpr char cvt_s16_f16_forms0_statement[] =
+    "\007\007\007\007\007\007\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_f16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s16_f16_forms0_statement, PtxgenF), detail::opcode_text<cvt_s16_f16_forms0_opcode_pieces, cvt_s16_f16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s16_f32_forms0: the opcode of each form, in the order of cvt_s16_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s16_f32_forms0_opcode_pieces, at the offsets in
+// cvt_s16_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s16_f32_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.s16.f32\000.sat.s"
+    "16.f32\000.ftz.s16.f32\000.ftz"
+    ".sat.s16.f32\000cvt.rzi\000cvt"
+    ".rmi\000cvt.rpi\000";
+inline constexpr char cvt_s16_f32_forms0_opcode[] =
+    "\001\011\001\022\001\037\001,=\011=\022=\037=,E\011E\022E\037E,"
+    "M\011M\022M\037M,";
+inline constexpr char cvt_s16_f32_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_f32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s16_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_s16_f32_forms0_opcode_pieces, cvt_s16_f32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s16_f64_forms0: the opcode of each form, in the order of cvt_s16_f64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s16_f64_forms0_opcode_pieces, at the offsets in
+// cvt_s16_f64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s16_f64_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.s16.f64\000.sat.s"
+    "16.f64\000cvt.rzi\000cvt.rmi\000c"
+    "vt.rpi\000";
+inline constexpr char cvt_s16_f64_forms0_opcode[] =
+    "\001\011\001\022\037\011\037\022'\011'\022/\011/\022";
+inline constexpr char cvt_s16_f64_forms0_statement[] =
+    "\016\016\016\016\016\016\016\016";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_f64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s16_f64_forms0_statement, PtxgenF), detail::opcode_text<cvt_s16_f64_forms0_opcode_pieces, cvt_s16_f64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_s16_bf16_forms0: the opcode of each form, in the order of cvt_s16_bf16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s16_bf16_forms0_opcode_pieces, at the offsets in
+// cvt_s16_bf16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s16_bf16_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.s16.bf16\000cvt.r"
+    "zi\000cvt.rmi\000cvt.rpi\000";
+inline constexpr char cvt_s16_bf16_forms0_opcode[] =
+    "\001\011\023\011\033\011#\011";
+inline constexpr char cvt_s16_bf16_forms0_statement[] =
+    "\007\007\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s16_bf16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s16_bf16_forms0_statement, PtxgenF), detail::opcode_text<cvt_s16_bf16_forms0_opcode_pieces, cvt_s16_bf16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+// cvt_s32_f16_forms0: the opcode of each form, in the order of cvt_s32_f16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s32_f16_forms0_opcode_pieces, at the offsets in
+// cvt_s32_f16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s32_f16_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.s32.f16\000.sat.s"
+    "32.f16\000cvt.rzi\000cvt.rmi\000c"
+    "vt.rpi\000";
+inline constexpr char cvt_s32_f16_forms0_opcode[] =
+    "\001\011\001\022\037\011\037\022'\011'\022/\011/\022";
+inline constexpr char cvt_s32_f16_forms0_statement[] =
+    "\004\004\004\004\004\004\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_f16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s32_f16_forms0_statement, PtxgenF), detail::opcode_text<cvt_s32_f16_forms0_opcode_pieces, cvt_s32_f16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s32_f32_forms0: the opcode of each form, in the order of cvt_s32_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s32_f32_forms0_opcode_pieces, at the offsets in
+// cvt_s32_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s32_f32_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.s32.f32\000.sat.s"
+    "32.f32\000.ftz.s32.f32\000.ftz"
+    ".sat.s32.f32\000cvt.rzi\000cvt"
+    ".rmi\000cvt.rpi\000";
+inline constexpr char cvt_s32_f32_forms0_opcode[] =
+    "\001\011\001\022\001\037\001,=\011=\022=\037=,E\011E\022E\037E,"
+    "M\011M\022M\037M,";
+inline constexpr char cvt_s32_f32_forms0_statement[] =
+    "\006\006\006\006\006\006\006\006\006\006\006\006\006\006\006\006";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_f32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s32_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_s32_f32_forms0_opcode_pieces, cvt_s32_f32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s32_f64_forms0: the opcode of each form, in the order of cvt_s32_f64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s32_f64_forms0_opcode_pieces, at the offsets in
+// cvt_s32_f64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s32_f64_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.s32.f64\000.sat.s"
+    "32.f64\000cvt.rzi\000cvt.rmi\000c"
+    "vt.rpi\000";
+inline constexpr char cvt_s32_f64_forms0_opcode[] =
+    "\001\011\001\022\037\011\037\022'\011'\022/\011/\022";
+inline constexpr char cvt_s32_f64_forms0_statement[] =
+    "\020\020\020\020\020\020\020\020";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_f64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s32_f64_forms0_statement, PtxgenF), detail::opcode_text<cvt_s32_f64_forms0_opcode_pieces, cvt_s32_f64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_s32_bf16_forms0: the opcode of each form, in the order of cvt_s32_bf16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s32_bf16_forms0_opcode_pieces, at the offsets in
+// cvt_s32_bf16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s32_bf16_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.s32.bf16\000cvt.r"
+    "zi\000cvt.rmi\000cvt.rpi\000";
+inline constexpr char cvt_s32_bf16_forms0_opcode[] =
+    "\001\011\023\011\033\011#\011";
+inline constexpr char cvt_s32_bf16_forms0_statement[] =
+    "\004\004\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s32_bf16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s32_bf16_forms0_statement, PtxgenF), detail::opcode_text<cvt_s32_bf16_forms0_opcode_pieces, cvt_s32_bf16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+// cvt_s64_f16_forms0: the opcode of each form, in the order of cvt_s64_f16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s64_f16_forms0_opcode_pieces, at the offsets in
+// cvt_s64_f16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s64_f16_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.s64.f16\000.sat.s"
+    "64.f16\000cvt.rzi\000cvt.rmi\000c"
+    "vt.rpi\000";
+inline constexpr char cvt_s64_f16_forms0_opcode[] =
+    "\001\011\001\022\037\011\037\022'\011'\022/\011/\022";
+inline constexpr char cvt_s64_f16_forms0_statement[] =
+    "\013\013\013\013\013\013\013\013";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s64_f16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s64_f16_forms0_statement, PtxgenF), detail::opcode_text<cvt_s64_f16_forms0_opcode_pieces, cvt_s64_f16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s64_f32_forms0: the opcode of each form, in the order of cvt_s64_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s64_f32_forms0_opcode_pieces, at the offsets in
+// cvt_s64_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s64_f32_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.s64.f32\000.sat.s"
+    "64.f32\000.ftz.s64.f32\000.ftz"
+    ".sat.s64.f32\000cvt.rzi\000cvt"
+    ".rmi\000cvt.rpi\000";
+inline constexpr char cvt_s64_f32_forms0_opcode[] =
+    "\001\011\001\022\001\037\001,=\011=\022=\037=,E\011E\022E\037E,"
+    "M\011M\022M\037M,";
+inline constexpr char cvt_s64_f32_forms0_statement[] =
+    "\021\021\021\021\021\021\021\021\021\021\021\021\021\021\021\021";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s64_f32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s64_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_s64_f32_forms0_opcode_pieces, cvt_s64_f32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_s64_f64_forms0: the opcode of each form, in the order of cvt_s64_f64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s64_f64_forms0_opcode_pieces, at the offsets in
+// cvt_s64_f64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s64_f64_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.s64.f64\000.sat.s"
+    "64.f64\000cvt.rzi\000cvt.rmi\000c"
+    "vt.rpi\000";
+inline constexpr char cvt_s64_f64_forms0_opcode[] =
+    "\001\011\001\022\037\011\037\022'\011'\022/\011/\022";
+inline constexpr char cvt_s64_f64_forms0_statement[] =
+    "\022\022\022\022\022\022\022\022";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s64_f64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s64_f64_forms0_statement, PtxgenF), detail::opcode_text<cvt_s64_f64_forms0_opcode_pieces, cvt_s64_f64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_s64_bf16_forms0: the opcode of each form, in the order of cvt_s64_bf16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_s64_bf16_forms0_opcode_pieces, at the offsets in
+// cvt_s64_bf16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_s64_bf16_forms0_opcode_pieces[] =
+    "\000cvt.rni\000.s64.bf16\000cvt.r"
+    "zi\000cvt.rmi\000cvt.rpi\000";
+inline constexpr char cvt_s64_bf16_forms0_opcode[] =
+    "\001\011\023\011\033\011#\011";
+inline constexpr char cvt_s64_bf16_forms0_statement[] =
+    "\013\013\013\013";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_s64_bf16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_s64_bf16_forms0_statement, PtxgenF), detail::opcode_text<cvt_s64_bf16_forms0_opcode_pieces, cvt_s64_bf16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+// cvt_f16_u8_forms0: the opcode of each form, in the order of cvt_f16_u8_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f16_u8_forms0_opcode_pieces, at the offsets in
+// cvt_f16_u8_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f16_u8_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f16.u8\000.sat.f16"
+    ".u8\000cvt.rz\000cvt.rm\000cvt.rp"
+    "\000";
+inline constexpr char cvt_f16_u8_forms0_opcode[] =
+    "\001\010\001\020\034\010\034\020#\010#\020*\010*\020";
+inline constexpr char cvt_f16_u8_forms0_statement[] =
+    "\007\007\007\007\007\007\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_u8_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f16_u8_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16_u8_forms0_opcode_pieces, cvt_f16_u8_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f16_u16_forms0: the opcode of each form, in the order of cvt_f16_u16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f16_u16_forms0_opcode_pieces, at the offsets in
+// cvt_f16_u16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f16_u16_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f16.u16\000.sat.f1"
+    "6.u16\000cvt.rz\000cvt.rm\000cvt."
+    "rp\000";
+inline constexpr char cvt_f16_u16_forms0_opcode[] =
+    "\001\010\001\021\036\010\036\021%\010%\021,\010,\021";
+inline constexpr char cvt_f16_u16_forms0_statement[] =
+    "\007\007\007\007\007\007\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_u16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f16_u16_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16_u16_forms0_opcode_pieces, cvt_f16_u16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f16_u32_forms0: the opcode of each form, in the order of cvt_f16_u32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f16_u32_forms0_opcode_pieces, at the offsets in
+// cvt_f16_u32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f16_u32_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f16.u32\000.sat.f1"
+    "6.u32\000cvt.rz\000cvt.rm\000cvt."
+    "rp\000";
+inline constexpr char cvt_f16_u32_forms0_opcode[] =
+    "\001\010\001\021\036\010\036\021%\010%\021,\010,\021";
+inline constexpr char cvt_f16_u32_forms0_statement[] =
+    "\002\002\002\002\002\002\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_u32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f16_u32_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16_u32_forms0_opcode_pieces, cvt_f16_u32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f16_u64_forms0: the opcode of each form, in the order of cvt_f16_u64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f16_u64_forms0_opcode_pieces, at the offsets in
+// cvt_f16_u64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f16_u64_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f16.u64\000.sat.f1"
+    "6.u64\000cvt.rz\000cvt.rm\000cvt."
+    "rp\000";
+inline constexpr char cvt_f16_u64_forms0_opcode[] =
+    "\001\010\001\021\036\010\036\021%\010%\021,\010,\021";
+inline constexpr char cvt_f16_u64_forms0_statement[] =
+    "\010\010\010\010\010\010\010\010";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_u64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f16_u64_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16_u64_forms0_opcode_pieces, cvt_f16_u64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f16_s8_forms0: the opcode of each form, in the order of cvt_f16_s8_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f16_s8_forms0_opcode_pieces, at the offsets in
+// cvt_f16_s8_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f16_s8_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f16.s8\000.sat.f16"
+    ".s8\000cvt.rz\000cvt.rm\000cvt.rp"
+    "\000";
+inline constexpr char cvt_f16_s8_forms0_opcode[] =
+    "\001\010\001\020\034\010\034\020#\010#\020*\010*\020";
+inline constexpr char cvt_f16_s8_forms0_statement[] =
+    "\007\007\007\007\007\007\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_s8_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f16_s8_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16_s8_forms0_opcode_pieces, cvt_f16_s8_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f16_s16_forms0: the opcode of each form, in the order of cvt_f16_s16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f16_s16_forms0_opcode_pieces, at the offsets in
+// cvt_f16_s16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f16_s16_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f16.s16\000.sat.f1"
+    "6.s16\000cvt.rz\000cvt.rm\000cvt."
+    "rp\000";
+inline constexpr char cvt_f16_s16_forms0_opcode[] =
+    "\001\010\001\021\036\010\036\021%\010%\021,\010,\021";
+inline constexpr char cvt_f16_s16_forms0_statement[] =
+    "\007\007\007\007\007\007\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_s16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f16_s16_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16_s16_forms0_opcode_pieces, cvt_f16_s16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f16_s32_forms0: the opcode of each form, in the order of cvt_f16_s32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f16_s32_forms0_opcode_pieces, at the offsets in
+// cvt_f16_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f16_s32_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f16.s32\000.sat.f1"
+    "6.s32\000cvt.rz\000cvt.rm\000cvt."
+    "rp\000";
+inline constexpr char cvt_f16_s32_forms0_opcode[] =
+    "\001\010\001\021\036\010\036\021%\010%\021,\010,\021";
+inline constexpr char cvt_f16_s32_forms0_statement[] =
+    "\002\002\002\002\002\002\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_s32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f16_s32_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16_s32_forms0_opcode_pieces, cvt_f16_s32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f16_s64_forms0: the opcode of each form, in the order of cvt_f16_s64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f16_s64_forms0_opcode_pieces, at the offsets in
+// cvt_f16_s64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f16_s64_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f16.s64\000.sat.f1"
+    "6.s64\000cvt.rz\000cvt.rm\000cvt."
+    "rp\000";
+inline constexpr char cvt_f16_s64_forms0_opcode[] =
+    "\001\010\001\021\036\010\036\021%\010%\021,\010,\021";
+inline constexpr char cvt_f16_s64_forms0_statement[] =
+    "\010\010\010\010\010\010\010\010";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_s64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f16_s64_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16_s64_forms0_opcode_pieces, cvt_f16_s64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f32_u8_forms0: the opcode of each form, in the order of cvt_f32_u8_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f32_u8_forms0_opcode_pieces, at the offsets in
+// cvt_f32_u8_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f32_u8_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f32.u8\000.sat.f32"
+    ".u8\000.ftz.f32.u8\000.ftz.sat"
+    ".f32.u8\000cvt.rz\000cvt.rm\000cv"
+    "t.rp\000";
+inline constexpr char cvt_f32_u8_forms0_opcode[] =
+    "\001\010\001\020\001\034\001(8\0108\0208\0348(\?\010\?\020\?\034\?("
+    "F\010F\020F\034F(";
+inline constexpr char cvt_f32_u8_forms0_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_u8_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f32_u8_forms0_statement, PtxgenF), detail::opcode_text<cvt_f32_u8_forms0_opcode_pieces, cvt_f32_u8_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f32_u16_forms0: the opcode of each form, in the order of cvt_f32_u16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f32_u16_forms0_opcode_pieces, at the offsets in
+// cvt_f32_u16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f32_u16_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f32.u16\000.sat.f3"
+    "2.u16\000.ftz.f32.u16\000.ftz."
+    "sat.f32.u16\000cvt.rz\000cvt.r"
+    "m\000cvt.rp\000";
+inline constexpr char cvt_f32_u16_forms0_opcode[] =
+    "\001\010\001\021\001\036\001+<\010<\021<\036<+C\010C\021C\036C+"
+    "J\010J\021J\036J+";
+inline constexpr char cvt_f32_u16_forms0_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_u16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f32_u16_forms0_statement, PtxgenF), detail::opcode_text<cvt_f32_u16_forms0_opcode_pieces, cvt_f32_u16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f32_u32_forms0: the opcode of each form, in the order of cvt_f32_u32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f32_u32_forms0_opcode_pieces, at the offsets in
+// cvt_f32_u32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f32_u32_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f32.u32\000.sat.f3"
+    "2.u32\000.ftz.f32.u32\000.ftz."
+    "sat.f32.u32\000cvt.rz\000cvt.r"
+    "m\000cvt.rp\000";
+inline constexpr char cvt_f32_u32_forms0_opcode[] =
+    "\001\010\001\021\001\036\001+<\010<\021<\036<+C\010C\021C\036C+"
+    "J\010J\021J\036J+";
+inline constexpr char cvt_f32_u32_forms0_statement[] =
+    "\023\023\023\023\023\023\023\023\023\023\023\023\023\023\023\023";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_u32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f32_u32_forms0_statement, PtxgenF), detail::opcode_text<cvt_f32_u32_forms0_opcode_pieces, cvt_f32_u32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f32_u64_forms0: the opcode of each form, in the order of cvt_f32_u64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f32_u64_forms0_opcode_pieces, at the offsets in
+// cvt_f32_u64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f32_u64_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f32.u64\000.sat.f3"
+    "2.u64\000.ftz.f32.u64\000.ftz."
+    "sat.f32.u64\000cvt.rz\000cvt.r"
+    "m\000cvt.rp\000";
+inline constexpr char cvt_f32_u64_forms0_opcode[] =
+    "\001\010\001\021\001\036\001+<\010<\021<\036<+C\010C\021C\036C+"
+    "J\010J\021J\036J+";
+inline constexpr char cvt_f32_u64_forms0_statement[] =
+    "\024\024\024\024\024\024\024\024\024\024\024\024\024\024\024\024";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_u64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f32_u64_forms0_statement, PtxgenF), detail::opcode_text<cvt_f32_u64_forms0_opcode_pieces, cvt_f32_u64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f32_s8_forms0: the opcode of each form, in the order of cvt_f32_s8_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f32_s8_forms0_opcode_pieces, at the offsets in
+// cvt_f32_s8_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f32_s8_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f32.s8\000.sat.f32"
+    ".s8\000.ftz.f32.s8\000.ftz.sat"
+    ".f32.s8\000cvt.rz\000cvt.rm\000cv"
+    "t.rp\000";
+inline constexpr char cvt_f32_s8_forms0_opcode[] =
+    "\001\010\001\020\001\034\001(8\0108\0208\0348(\?\010\?\020\?\034\?("
+    "F\010F\020F\034F(";
+inline constexpr char cvt_f32_s8_forms0_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_s8_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f32_s8_forms0_statement, PtxgenF), detail::opcode_text<cvt_f32_s8_forms0_opcode_pieces, cvt_f32_s8_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f32_s16_forms0: the opcode of each form, in the order of cvt_f32_s16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f32_s16_forms0_opcode_pieces, at the offsets in
+// cvt_f32_s16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f32_s16_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f32.s16\000.sat.f3"
+    "2.s16\000.ftz.f32.s16\000.ftz."
+    "sat.f32.s16\000cvt.rz\000cvt.r"
+    "m\000cvt.rp\000";
+inline constexpr char cvt_f32_s16_forms0_opcode[] =
+    "\001\010\001\021\001\036\001+<\010<\021<\036<+C\010C\021C\036C+"
+    "J\010J\021J\036J+";
+inline constexpr char cvt_f32_s16_forms0_statement[] =
+    "\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001\001";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_s16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f32_s16_forms0_statement, PtxgenF), detail::opcode_text<cvt_f32_s16_forms0_opcode_pieces, cvt_f32_s16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f32_s32_forms0: the opcode of each form, in the order of cvt_f32_s32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f32_s32_forms0_opcode_pieces, at the offsets in
+// cvt_f32_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f32_s32_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f32.s32\000.sat.f3"
+    "2.s32\000.ftz.f32.s32\000.ftz."
+    "sat.f32.s32\000cvt.rz\000cvt.r"
+    "m\000cvt.rp\000";
+inline constexpr char cvt_f32_s32_forms0_opcode[] =
+    "\001\010\001\021\001\036\001+<\010<\021<\036<+C\010C\021C\036C+"
+    "J\010J\021J\036J+";
+inline constexpr char cvt_f32_s32_forms0_statement[] =
+    "\023\023\023\023\023\023\023\023\023\023\023\023\023\023\023\023";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_s32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f32_s32_forms0_statement, PtxgenF), detail::opcode_text<cvt_f32_s32_forms0_opcode_pieces, cvt_f32_s32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f32_s64_forms0: the opcode of each form, in the order of cvt_f32_s64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f32_s64_forms0_opcode_pieces, at the offsets in
+// cvt_f32_s64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f32_s64_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f32.s64\000.sat.f3"
+    "2.s64\000.ftz.f32.s64\000.ftz."
+    "sat.f32.s64\000cvt.rz\000cvt.r"
+    "m\000cvt.rp\000";
+inline constexpr char cvt_f32_s64_forms0_opcode[] =
+    "\001\010\001\021\001\036\001+<\010<\021<\036<+C\010C\021C\036C+"
+    "J\010J\021J\036J+";
+inline constexpr char cvt_f32_s64_forms0_statement[] =
+    "\024\024\024\024\024\024\024\024\024\024\024\024\024\024\024\024";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_s64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f32_s64_forms0_statement, PtxgenF), detail::opcode_text<cvt_f32_s64_forms0_opcode_pieces, cvt_f32_s64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f64_u8_forms0: the opcode of each form, in the order of cvt_f64_u8_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f64_u8_forms0_opcode_pieces, at the offsets in
+// cvt_f64_u8_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f64_u8_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f64.u8\000.sat.f64"
+    ".u8\000cvt.rz\000cvt.rm\000cvt.rp"
+    "\000";
+inline constexpr char cvt_f64_u8_forms0_opcode[] =
+    "\001\010\001\020\034\010\034\020#\010#\020*\010*\020";
+inline constexpr char cvt_f64_u8_forms0_statement[] =
+    "\025\025\025\025\025\025\025\025";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_u8_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f64_u8_forms0_statement, PtxgenF), detail::opcode_text<cvt_f64_u8_forms0_opcode_pieces, cvt_f64_u8_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f64_u16_forms0: the opcode of each form, in the order of cvt_f64_u16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f64_u16_forms0_opcode_pieces, at the offsets in
+// cvt_f64_u16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f64_u16_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f64.u16\000.sat.f6"
+    "4.u16\000cvt.rz\000cvt.rm\000cvt."
+    "rp\000";
+inline constexpr char cvt_f64_u16_forms0_opcode[] =
+    "\001\010\001\021\036\010\036\021%\010%\021,\010,\021";
+inline constexpr char cvt_f64_u16_forms0_statement[] =
+    "\025\025\025\025\025\025\025\025";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_u16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f64_u16_forms0_statement, PtxgenF), detail::opcode_text<cvt_f64_u16_forms0_opcode_pieces, cvt_f64_u16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f64_u32_forms0: the opcode of each form, in the order of cvt_f64_u32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f64_u32_forms0_opcode_pieces, at the offsets in
+// cvt_f64_u32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f64_u32_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f64.u32\000.sat.f6"
+    "4.u32\000cvt.rz\000cvt.rm\000cvt."
+    "rp\000";
+inline constexpr char cvt_f64_u32_forms0_opcode[] =
+    "\001\010\001\021\036\010\036\021%\010%\021,\010,\021";
+inline constexpr char cvt_f64_u32_forms0_statement[] =
+    "\026\026\026\026\026\026\026\026";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_u32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f64_u32_forms0_statement, PtxgenF), detail::opcode_text<cvt_f64_u32_forms0_opcode_pieces, cvt_f64_u32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f64_u64_forms0: the opcode of each form, in the order of cvt_f64_u64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f64_u64_forms0_opcode_pieces, at the offsets in
+// cvt_f64_u64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f64_u64_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f64.u64\000.sat.f6"
+    "4.u64\000cvt.rz\000cvt.rm\000cvt."
+    "rp\000";
+inline constexpr char cvt_f64_u64_forms0_opcode[] =
+    "\001\010\001\021\036\010\036\021%\010%\021,\010,\021";
+inline constexpr char cvt_f64_u64_forms0_statement[] =
+    "\027\027\027\027\027\027\027\027";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_u64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f64_u64_forms0_statement, PtxgenF), detail::opcode_text<cvt_f64_u64_forms0_opcode_pieces, cvt_f64_u64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f64_s8_forms0: the opcode of each form, in the order of cvt_f64_s8_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f64_s8_forms0_opcode_pieces, at the offsets in
+// cvt_f64_s8_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f64_s8_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f64.s8\000.sat.f64"
+    ".s8\000cvt.rz\000cvt.rm\000cvt.rp"
+    "\000";
+inline constexpr char cvt_f64_s8_forms0_opcode[] =
+    "\001\010\001\020\034\010\034\020#\010#\020*\010*\020";
+inline constexpr char cvt_f64_s8_forms0_statement[] =
+    "\025\025\025\025\025\025\025\025";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_s8_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f64_s8_forms0_statement, PtxgenF), detail::opcode_text<cvt_f64_s8_forms0_opcode_pieces, cvt_f64_s8_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f64_s16_forms0: the opcode of each form, in the order of cvt_f64_s16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f64_s16_forms0_opcode_pieces, at the offsets in
+// cvt_f64_s16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f64_s16_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f64.s16\000.sat.f6"
+    "4.s16\000cvt.rz\000cvt.rm\000cvt."
+    "rp\000";
+inline constexpr char cvt_f64_s16_forms0_opcode[] =
+    "\001\010\001\021\036\010\036\021%\010%\021,\010,\021";
+inline constexpr char cvt_f64_s16_forms0_statement[] =
+    "\025\025\025\025\025\025\025\025";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_s16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f64_s16_forms0_statement, PtxgenF), detail::opcode_text<cvt_f64_s16_forms0_opcode_pieces, cvt_f64_s16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f64_s32_forms0: the opcode of each form, in the order of cvt_f64_s32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f64_s32_forms0_opcode_pieces, at the offsets in
+// cvt_f64_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f64_s32_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f64.s32\000.sat.f6"
+    "4.s32\000cvt.rz\000cvt.rm\000cvt."
+    "rp\000";
+inline constexpr char cvt_f64_s32_forms0_opcode[] =
+    "\001\010\001\021\036\010\036\021%\010%\021,\010,\021";
+inline constexpr char cvt_f64_s32_forms0_statement[] =
+    "\026\026\026\026\026\026\026\026";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_s32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f64_s32_forms0_statement, PtxgenF), detail::opcode_text<cvt_f64_s32_forms0_opcode_pieces, cvt_f64_s32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f64_s64_forms0: the opcode of each form, in the order of cvt_f64_s64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f64_s64_forms0_opcode_pieces, at the offsets in
+// cvt_f64_s64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f64_s64_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f64.s64\000.sat.f6"
+    "4.s64\000cvt.rz\000cvt.rm\000cvt."
+    "rp\000";
+inline constexpr char cvt_f64_s64_forms0_opcode[] =
+    "\001\010\001\021\036\010\036\021%\010%\021,\010,\021";
+inline constexpr char cvt_f64_s64_forms0_statement[] =
+    "\027\027\027\027\027\027\027\027";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_s64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f64_s64_forms0_statement, PtxgenF), detail::opcode_text<cvt_f64_s64_forms0_opcode_pieces, cvt_f64_s64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_bf16_u8_forms0: the opcode of each form, in the order of cvt_bf16_u8_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_bf16_u8_forms0_opcode_pieces, at the offsets in
+// cvt_bf16_u8_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_bf16_u8_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.bf16.u8\000cvt.rz\000"
+    "cvt.rm\000cvt.rp\000";
+inline constexpr char cvt_bf16_u8_forms0_opcode[] =
+    "\001\010\021\010\030\010\037\010";
+inline constexpr char cvt_bf16_u8_forms0_statement[] =
+    "\030\030\030\030";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_u8_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_bf16_u8_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16_u8_forms0_opcode_pieces, cvt_bf16_u8_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_bf16_u16_forms0: the opcode of each form, in the order of cvt_bf16_u16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_bf16_u16_forms0_opcode_pieces, at the offsets in
+// cvt_bf16_u16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_bf16_u16_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.bf16.u16\000cvt.rz"
+    "\000cvt.rm\000cvt.rp\000";
+inline constexpr char cvt_bf16_u16_forms0_opcode[] =
+    "\001\010\022\010\031\010 \010";
+inline constexpr char cvt_bf16_u16_forms0_statement[] =
+    "\007\007\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_u16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_bf16_u16_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16_u16_forms0_opcode_pieces, cvt_bf16_u16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_bf16_u32_forms0: the opcode of each form, in the order of cvt_bf16_u32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_bf16_u32_forms0_opcode_pieces, at the offsets in
+// cvt_bf16_u32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_bf16_u32_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.bf16.u32\000cvt.rz"
+    "\000cvt.rm\000cvt.rp\000";
+inline constexpr char cvt_bf16_u32_forms0_opcode[] =
+    "\001\010\022\010\031\010 \010";
+inline constexpr char cvt_bf16_u32_forms0_statement[] =
+    "\002\002\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_u32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_bf16_u32_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16_u32_forms0_opcode_pieces, cvt_bf16_u32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_bf16_u64_forms0: the opcode of each form, in the order of cvt_bf16_u64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_bf16_u64_forms0_opcode_pieces, at the offsets in
+// cvt_bf16_u64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_bf16_u64_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.bf16.u64\000cvt.rz"
+    "\000cvt.rm\000cvt.rp\000";
+inline constexpr char cvt_bf16_u64_forms0_opcode[] =
+    "\001\010\022\010\031\010 \010";
+inline constexpr char cvt_bf16_u64_forms0_statement[] =
+    "\010\010\010\010";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_u64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_bf16_u64_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16_u64_forms0_opcode_pieces, cvt_bf16_u64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_bf16_s8_forms0: the opcode of each form, in the order of cvt_bf16_s8_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_bf16_s8_forms0_opcode_pieces, at the offsets in
+// cvt_bf16_s8_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_bf16_s8_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.bf16.s8\000cvt.rz\000"
+    "cvt.rm\000cvt.rp\000";
+inline constexpr char cvt_bf16_s8_forms0_opcode[] =
+    "\001\010\021\010\030\010\037\010";
+inline constexpr char cvt_bf16_s8_forms0_statement[] =
+    "\030\030\030\030";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_s8_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_bf16_s8_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16_s8_forms0_opcode_pieces, cvt_bf16_s8_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_bf16_s16_forms0: the opcode of each form, in the order of cvt_bf16_s16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_bf16_s16_forms0_opcode_pieces, at the offsets in
+// cvt_bf16_s16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_bf16_s16_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.bf16.s16\000cvt.rz"
+    "\000cvt.rm\000cvt.rp\000";
+inline constexpr char cvt_bf16_s16_forms0_opcode[] =
+    "\001\010\022\010\031\010 \010";
+inline constexpr char cvt_bf16_s16_forms0_statement[] =
+    "\007\007\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_s16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_bf16_s16_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16_s16_forms0_opcode_pieces, cvt_bf16_s16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_bf16_s32_forms0: the opcode of each form, in the order of cvt_bf16_s32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_bf16_s32_forms0_opcode_pieces, at the offsets in
+// cvt_bf16_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_bf16_s32_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.bf16.s32\000cvt.rz"
+    "\000cvt.rm\000cvt.rp\000";
+inline constexpr char cvt_bf16_s32_forms0_opcode[] =
+    "\001\010\022\010\031\010 \010";
+inline constexpr char cvt_bf16_s32_forms0_statement[] =
+    "\002\002\002\002";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_s32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_bf16_s32_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16_s32_forms0_opcode_pieces, cvt_bf16_s32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_bf16_s64_forms0: the opcode of each form, in the order of cvt_bf16_s64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_bf16_s64_forms0_opcode_pieces, at the offsets in
+// cvt_bf16_s64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_bf16_s64_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.bf16.s64\000cvt.rz"
+    "\000cvt.rm\000cvt.rp\000";
+inline constexpr char cvt_bf16_s64_forms0_opcode[] =
+    "\001\010\022\010\031\010 \010";
+inline constexpr char cvt_bf16_s64_forms0_statement[] =
+    "\010\010\010\010";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_s64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_bf16_s64_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16_s64_forms0_opcode_pieces, cvt_bf16_s64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+// cvt_f16_f16_forms0: the opcode of each form, in the order of cvt_f16_f16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f16_f16_forms0_opcode_pieces, at the offsets in
+// cvt_f16_f16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f16_f16_forms0_opcode_pieces[] =
+    "\000cvt\000.f16.f16\000.sat.f16.f"
+    "16\000cvt.rni\000cvt.rzi\000cvt.r"
+    "mi\000cvt.rpi\000";
+inline constexpr char cvt_f16_f16_forms0_opcode[] =
+    "\001\005\001\016\033\005\033\016#\005#\016+\005+\0163\0053\016";
+inline constexpr char cvt_f16_f16_forms0_statement[] =
+    "\007\007\007\007\007\007\007\007\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_f16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f16_f16_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16_f16_forms0_opcode_pieces, cvt_f16_f16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f64_f64_forms0: the opcode of each form, in the order of cvt_f64_f64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f64_f64_forms0_opcode_pieces, at the offsets in
+// cvt_f64_f64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f64_f64_forms0_opcode_pieces[] =
+    "\000cvt\000.f64.f64\000.sat.f64.f"
+    "64\000cvt.rni\000cvt.rzi\000cvt.r"
+    "mi\000cvt.rpi\000";
+inline constexpr char cvt_f64_f64_forms0_opcode[] =
+    "\001\005\001\016\033\005\033\016#\005#\016+\005+\0163\0053\016";
+inline constexpr char cvt_f64_f64_forms0_statement[] =
+    "\031\031\031\031\031\031\031\031\031\031";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_f64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f64_f64_forms0_statement, PtxgenF), detail::opcode_text<cvt_f64_f64_forms0_opcode_pieces, cvt_f64_f64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f32_f32_forms0: the opcode of each form, in the order of cvt_f32_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f32_f32_forms0_opcode_pieces, at the offsets in
+// cvt_f32_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f32_f32_forms0_opcode_pieces[] =
+    "\000cvt\000.f32.f32\000.sat.f32.f"
+    "32\000.ftz.f32.f32\000.ftz.sat"
+    ".f32.f32\000cvt.rni\000cvt.rzi"
+    "\000cvt.rmi\000cvt.rpi\000";
+inline constexpr char cvt_f32_f32_forms0_opcode[] =
+    "\001\005\001\016\001\033\001(9\0059\0169\0339(A\005A\016A\033A("
+    "I\005I\016I\033I(Q\005Q\016Q\033Q(";
+inline constexpr char cvt_f32_f32_forms0_statement[] =
+    "\032\032\032\032\032\032\032\032\032\032\032\032\032\032\032\032\032\032\032\032";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_f32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f32_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_f32_f32_forms0_opcode_pieces, cvt_f32_f32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f16_f64_forms0: the opcode of each form, in the order of cvt_f16_f64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f16_f64_forms0_opcode_pieces, at the offsets in
+// cvt_f16_f64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f16_f64_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f16.f64\000.sat.f1"
+    "6.f64\000cvt.rz\000cvt.rm\000cvt."
+    "rp\000";
+inline constexpr char cvt_f16_f64_forms0_opcode[] =
+    "\001\010\001\021\036\010\036\021%\010%\021,\010,\021";
+inline constexpr char cvt_f16_f64_forms0_statement[] =
+    "\016\016\016\016\016\016\016\016";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_f64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f16_f64_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16_f64_forms0_opcode_pieces, cvt_f16_f64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f32_f64_forms0: the opcode of each form, in the order of cvt_f32_f64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f32_f64_forms0_opcode_pieces, at the offsets in
+// cvt_f32_f64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f32_f64_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.f32.f64\000.sat.f3"
+    "2.f64\000.ftz.f32.f64\000.ftz."
+    "sat.f32.f64\000cvt.rz\000cvt.r"
+    "m\000cvt.rp\000";
+inline constexpr char cvt_f32_f64_forms0_opcode[] =
+    "\001\010\001\021\001\036\001+<\010<\021<\036<+C\010C\021C\036C+"
+    "J\010J\021J\036J+";
+inline constexpr char cvt_f32_f64_forms0_statement[] =
+    "\033\033\033\033\033\033\033\033\033\033\033\033\033\033\033\033";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f32_f64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f32_f64_forms0_statement, PtxgenF), detail::opcode_text<cvt_f32_f64_forms0_opcode_pieces, cvt_f32_f64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f64_f16_forms0: the opcode of each form, in the order of cvt_f64_f16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f64_f16_forms0_opcode_pieces, at the offsets in
+// cvt_f64_f16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f64_f16_forms0_opcode_pieces[] =
+    "\000cvt\000.f64.f16\000cvt.sat\000";
+inline constexpr char cvt_f64_f16_forms0_opcode[] =
+    "\001\005\016\005";
+inline constexpr char cvt_f64_f16_forms0_statement[] =
+    "\025\025";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_f16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f64_f16_forms0_statement, PtxgenF), detail::opcode_text<cvt_f64_f16_forms0_opcode_pieces, cvt_f64_f16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_f64_f32_forms0: the opcode of each form, in the order of cvt_f64_f32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f64_f32_forms0_opcode_pieces, at the offsets in
+// cvt_f64_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f64_f32_forms0_opcode_pieces[] =
+    "\000cvt\000.f64.f32\000.sat.f64.f"
+    "32\000cvt.ftz\000";
+inline constexpr char cvt_f64_f32_forms0_opcode[] =
+    "\001\005\001\016\033\005\033\016";
+inline constexpr char cvt_f64_f32_forms0_statement[] =
+    "\034\034\034\034";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_f32_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f64_f32_forms0_statement, PtxgenF), detail::opcode_text<cvt_f64_f32_forms0_opcode_pieces, cvt_f64_f32_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_bf16_f16_forms0: the opcode of each form, in the order of cvt_bf16_f16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_bf16_f16_forms0_opcode_pieces, at the offsets in
+// cvt_bf16_f16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_bf16_f16_forms0_opcode_pieces[] =
+    "\000cvt\000.bf16.f16\000cvt.rn\000cv"
+    "t.rz\000cvt.rm\000cvt.rp\000";
+inline constexpr char cvt_bf16_f16_forms0_opcode[] =
+    "\001\005\017\005\026\005\035\005$\005";
+inline constexpr char cvt_bf16_f16_forms0_statement[] =
+    "\007\007\007\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_f16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_bf16_f16_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16_f16_forms0_opcode_pieces, cvt_bf16_f16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_bf16_f64_forms0: the opcode of each form, in the order of cvt_bf16_f64_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_bf16_f64_forms0_opcode_pieces, at the offsets in
+// cvt_bf16_f64_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_bf16_f64_forms0_opcode_pieces[] =
+    "\000cvt.rn\000.bf16.f64\000cvt.rz"
+    "\000cvt.rm\000cvt.rp\000";
+inline constexpr char cvt_bf16_f64_forms0_opcode[] =
+    "\001\010\022\010\031\010 \010";
+inline constexpr char cvt_bf16_f64_forms0_statement[] =
+    "\016\016\016\016";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_f64_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_bf16_f64_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16_f64_forms0_opcode_pieces, cvt_bf16_f64_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_bf16_bf16_forms0: the opcode of each form, in the order of cvt_bf16_bf16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_bf16_bf16_forms0_opcode_pieces, at the offsets in
+// cvt_bf16_bf16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_bf16_bf16_forms0_opcode_pieces[] =
+    "\000cvt\000.bf16.bf16\000cvt.rni\000"
+    "cvt.rzi\000cvt.rmi\000cvt.rpi\000";
+inline constexpr char cvt_bf16_bf16_forms0_opcode[] =
+    "\001\005\020\005\030\005 \005(\005";
+inline constexpr char cvt_bf16_bf16_forms0_statement[] =
+    "\007\007\007\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_bf16_bf16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_bf16_bf16_forms0_statement, PtxgenF), detail::opcode_text<cvt_bf16_bf16_forms0_opcode_pieces, cvt_bf16_bf16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_f16_bf16_forms0: the opcode of each form, in the order of cvt_f16_bf16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f16_bf16_forms0_opcode_pieces, at the offsets in
+// cvt_f16_bf16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f16_bf16_forms0_opcode_pieces[] =
+    "\000cvt\000.f16.bf16\000cvt.rn\000cv"
+    "t.rz\000cvt.rm\000cvt.rp\000";
+inline constexpr char cvt_f16_bf16_forms0_opcode[] =
+    "\001\005\017\005\026\005\035\005$\005";
+inline constexpr char cvt_f16_bf16_forms0_statement[] =
+    "\007\007\007\007\007";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f16_bf16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f16_bf16_forms0_statement, PtxgenF), detail::opcode_text<cvt_f16_bf16_forms0_opcode_pieces, cvt_f16_bf16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// cvt_f64_bf16_forms0: the opcode of each form, in the order of cvt_f64_bf16_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_f64_bf16_forms0_opcode_pieces, at the offsets in
+// cvt_f64_bf16_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm3 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_f64_bf16_forms0_opcode_pieces[] =
+    "\000cvt\000.f64.bf16\000cvt.rn\000cv"
+    "t.rz\000cvt.rm\000cvt.rp\000";
+inline constexpr char cvt_f64_bf16_forms0_opcode[] =
+    "\001\005\017\005\026\005\035\005$\005";
+inline constexpr char cvt_f64_bf16_forms0_statement[] =
+    "\025\025\025\025\025";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
+PTXGEN_PTX_DEVICE void cvt_f64_bf16_forms0(PtxgenA0& d, PtxgenA1 a) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm3<detail::packed_at<1>(cvt_f64_bf16_forms0_statement, PtxgenF), detail::opcode_text<cvt_f64_bf16_forms0_opcode_pieces, cvt_f64_bf16_forms0_opcode, 1, PtxgenF>>(d, a);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+// cvt_pack_sat_forms0: the opcode of each form, in the order of cvt_pack_sat_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_pack_sat_forms0_opcode_pieces, at the offsets in
+// cvt_pack_sat_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_pack_sat_forms0_opcode_pieces[] =
+    "\000cvt.pack.sat\000.u16.s32\000."
+    "s16.s32\000";
+inline constexpr char cvt_pack_sat_forms0_opcode[] =
+    "\001\016\001\027";
+inline constexpr char cvt_pack_sat_forms0_statement[] =
+    "\003\003";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void cvt_pack_sat_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm0<detail::packed_at<1>(cvt_pack_sat_forms0_statement, PtxgenF), detail::opcode_text<cvt_pack_sat_forms0_opcode_pieces, cvt_pack_sat_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// cvt_pack_sat_b32_forms0: the opcode of each form, in the order of cvt_pack_sat_b32_forms0_table, as
+// two pieces (NUL-terminated texts in cvt_pack_sat_b32_forms0_opcode_pieces, at the offsets in
+// cvt_pack_sat_b32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// cvt_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char cvt_pack_sat_b32_forms0_opcode_pieces[] =
+    "\000cvt.pack.sat\000.u2.s32.b3"
+    "2\000.s2.s32.b32\000.u4.s32.b3"
+    "2\000.s4.s32.b32\000.u8.s32.b3"
+    "2\000.s8.s32.b32\000";
+inline constexpr char cvt_pack_sat_b32_forms0_opcode[] =
+    "\001\016\001\032\001&\0012\001>\001J";
+inline constexpr char cvt_pack_sat_b32_forms0_statement[] =
+    "\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void cvt_pack_sat_b32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    cvt_asm4<detail::packed_at<1>(cvt_pack_sat_b32_forms0_statement, PtxgenF), detail::opcode_text<cvt_pack_sat_b32_forms0_opcode_pieces, cvt_pack_sat_b32_forms0_opcode, 1, PtxgenF>>(d, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
 
 }  // namespace ptxgen::ptx::detail
 

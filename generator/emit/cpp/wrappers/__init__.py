@@ -106,6 +106,7 @@ from ptxgen.emit.cpp.wrappers.base import (
 from ptxgen.emit.cpp.wrappers.gating import any_form_error, error_name
 from ptxgen.emit.cpp.wrappers.header import header_view, target_view
 from ptxgen.emit.cpp.wrappers.helpers import _Helpers
+from ptxgen.emit.cpp.wrappers.natural import emit_natural
 from ptxgen.emit.cpp.wrappers.wrapper import _Wrapper
 from ptxgen.emit.templates import Files, generated_notice, render
 from ptxgen.model import Spec
@@ -152,7 +153,8 @@ def _file_headers(iset: InstructionSet, rel: str, instrs: list[Instruction],
 
 
 def _common_headers(iset: InstructionSet, rels: list[str]) -> Files:
-    return {f"{OUT}/target.hpp": render("cpp/target.hpp.j2", **target_view(iset)),
+    return {**emit_natural(iset, {r: _stem(r) for r in rels}),
+            f"{OUT}/target.hpp": render("cpp/target.hpp.j2", **target_view(iset)),
             "include/ptxgen/ptx.hpp": render(
                 "cpp/ptx.hpp.j2", headers=sorted(f"ptx/{_stem(r)}.hpp" for r in rels),
                 notice=[escape.cpp_comment_text(x) for x in generated_notice(
