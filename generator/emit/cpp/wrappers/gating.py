@@ -93,8 +93,8 @@ def toolkit_refusals(ins: Instruction, f: Form) -> tuple[tuple[str, str, int, st
     from which it does, the message: the deviations and the toolkits that accept the
     form). Deviations that accept more than the ISA refuse nothing: the wrappers keep the
     ISA's gates."""
-    if not ins.deviations:
-        return ()
+    if not any(d.when(f.params) for d in ins.deviations):
+        return ()  # the toolkits' support is the ISA's
     targets = ins.targets
     assert targets is not None
     recorded = sorted({t for d in ins.deviations for t in d.toolkits}
