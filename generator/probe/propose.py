@@ -221,12 +221,14 @@ def toolkit_binaries(ptxas: str) -> list[Path]:
     return found
 
 
+@functools.cache
 def toolkit_tokens(ptxas: str) -> frozenset[str]:
     """Candidate qualifier tokens of a toolkit: the dotted tokens of ptxas's strings, and
     the whole-word ``name::value`` tokens of cicc's (written with a leading dot): cicc
     names qualifier values that ptxas's strings do not (``kind::ti16`` in CUDA 13.4 and
     13.5). A cicc token must stand alone (between NULs, blanks, quotes or punctuation),
-    so that fragments of its packed string tables do not become candidates."""
+    so that fragments of its packed string tables do not become candidates. Read once per
+    toolkit and process (a scan of cicc's 100 MB is seconds)."""
     tokens = set(binary_tokens(ptxas))
     for binary in toolkit_binaries(ptxas):
         try:
