@@ -12,8 +12,8 @@ against spec/. ``--only`` probes a copy of the spec with only these instruction 
 ``--only cp_async_bulk.yaml --only cp_async_bulk_tensor.yaml`` and
 ``--only fence.yaml --only mbarrier.yaml --only tensormap.yaml``, each with ptxas 13.5
 and 13.0.
-``--cover`` times CI's probe (``ptxgen probe --cover``: the covering
-arrays of forms, every candidate value once) instead of the whole one.
+``--cover`` times CI's probe (``ptxgen probe --cover``: the conformance
+matrix's plan of forms, every candidate value once) instead of the whole one.
 """
 
 from __future__ import annotations

@@ -8,8 +8,9 @@ valid form of the spec on every (target, PTX ISA version) pair, near misses on
 every target, renamed targets) and reports its wall time, the number of
 ptxas runs and kernels, and any disagreement. ``--full-codegen`` generates
 code for every pair instead of verifying all pairs and generating code once
-per target (slower; same verdict). ``--covering`` checks only each instruction's
-covering array of forms, as CI's conformance test does (ptxgen.probe.covering).
+per target (slower; same verdict). ``--covering`` checks CI's plan, as CI's conformance
+test does (ptxgen.probe.covering.Plan: each instruction's value forms on every pair, the
+rest of its covering array at the newest version of one target).
 The budget is 3 minutes on the 2-core CI machine. ``--same-ptx`` also compiles, for
 one form per instruction family, a kernel calling the generated wrapper and one
 with hand-written inline asm and reports whether nvcc emits the same PTX

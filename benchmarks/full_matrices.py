@@ -8,8 +8,9 @@ same assertions:
 
   instr_wrappers      tests/test_instr_wrappers.py: every form of an instruction of up to
                       1,500 forms (covering arrays above), one form per (wrapper, support
-                      signature) on every target, nvcc 13.0 and 13.5 (CI: covering arrays,
-                      one form per signature per target and each pair on one target)
+                      signature) on every target, nvcc 13.0 and 13.5 (CI: each
+                      instruction's value forms - every value, every support - one form per
+                      signature per target and each pair on one target)
   gpu_kernels_build   tests/test_gpu_kernels_build.py: every GPU test library whole, as the
                       GPU gets it, the 1,070 sparse wgmma cases in 8 libraries (CI: device
                       code only, 85 covering cases in one library)

@@ -196,10 +196,11 @@ def _build_parser() -> argparse.ArgumentParser:
                          "the tokens the assembler's strings pair with known values (finds "
                          "ptxas leniencies too)")
     pr.add_argument("--cover", action="store_true",
-                    help="CI's check: each instruction's covering array of forms (every "
-                         "qualifier value and every pair of values, every distinct support) "
-                         "on every target and version instead of every form, and one "
-                         "candidate form per new value (a fraction of the whole probe's time)")
+                    help="CI's check: each instruction's value forms (every qualifier "
+                         "value, every distinct support) on every target and version, the "
+                         "rest of its covering array (every pair of values) at the newest "
+                         "version, instead of every form everywhere, and one candidate form "
+                         "per new value (a fraction of the whole probe's time)")
     dc = sub.add_parser("doc", help="read the PTX ISA document: check the spec against it, "
                                     "import what it defines")
     dsub = dc.add_subparsers(dest="doc_command", required=True, metavar="ACTION")

@@ -102,6 +102,8 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     run), two nvcc at a time (the builds are independent and single-threaded; nvcc 13.0
     is required, in CI too). {name: (library, log) or the exception its build raised}."""
     harness.tool("nvcc")
+    if _BUILT:  # once per process (a module fixture set up again does not build again)
+        return _BUILT
     out: dict[str, Any] = {}
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PTXGEN_GPU_BUILD", str(tmp_path_factory.mktemp("gpu-build")))
@@ -121,7 +123,11 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         order = sorted([*LIBS, *EXAMPLES], key=lambda n: (not n.startswith("wgmma"), n))
         with ThreadPoolExecutor(max_workers=2) as pool:
             out = dict(pool.map(one, order))
+    _BUILT.update(out)
     return out
+
+
+_BUILT: dict[str, Any] = {}
 
 
 def _built(builds: dict[str, Any], name: str) -> tuple[str, str]:

@@ -1,9 +1,10 @@
 """The generated C++ wrappers (generated/include/ptxgen/ptx) compiled with nvcc.
 
-* The covering array of every instruction (ptxgen.probe.covering: every qualifier value,
-  every pair of values, every support) is called, a kernel per form, and compiled (with
-  code generation) once, in one translation unit per (toolkit, target) that has the forms;
-  the PTX of each kernel must hold exactly the form's instruction.
+* The value forms of every instruction (ptxgen.probe.covering.value_forms: every
+  qualifier value, every support; the pairs of values are ptxas's, in the conformance
+  matrix) are called, a kernel per form, and compiled (with code generation) once, in one
+  translation unit per (toolkit, target) that has the forms; the PTX of each kernel must
+  hold exactly the form's instruction.
 * For every target nvcc 13.0 knows (all of the spec's but sm_101*), a sample of the forms
   the target has must compile - including sm_100f, sm_103a and sm_110a, and although
   nvcc's generic compute_XX pass of an sm_XXa / sm_XXf build sees no
@@ -13,8 +14,8 @@
   targets a refusal names) it has / lacks, and every (wrapper, support signature) is in
   the sample of one target that has it and of one that lacks it.
 * PTXGEN_FULL_MATRIX=1 (benchmarks/full_matrices.py) compiles the whole matrix instead:
-  every form of an instruction of up to COVER_ABOVE forms, and one form per (wrapper,
-  support signature) on every target.
+  every form of an instruction of up to COVER_ABOVE forms (the covering array of the
+  larger ones), and one form per (wrapper, support signature) on every target.
 * Invalid qualifier combinations fail with the spec's rule as a
   static_assert message.
 * nvcc 13.5 (the test dependency nvidia-cuda-nvcc, tests/toolkits.py) compiles
@@ -44,7 +45,7 @@ from ptxas import wrappers
 from ptxgen.emit.cpp.wrappers import wrapper_calls
 from ptxgen.isa import ptx
 from ptxgen.model.instructions import vkey
-from ptxgen.probe.covering import covering_forms
+from ptxgen.probe.covering import covering_forms, value_forms
 
 ISET = ptx.instruction_set()
 TARGETS = ISET.targets
@@ -66,9 +67,13 @@ CALLS: dict[str, dict[str, Any]] = {
 HOMES = ("sm_100a", "sm_90a", "sm_120a")  # cover every form with few translation units
 #: The whole matrix (benchmarks/full_matrices.py), not CI's covering sample.
 FULL = os.environ.get("PTXGEN_FULL_MATRIX") == "1"
-COVER_ABOVE = 1500 if FULL else 0  # forms of an instruction beyond which its covering array
+COVER_ABOVE = 1500  # forms of an instruction beyond which its covering array (FULL)
+#: The forms compiled: CI's, each instruction's value forms (every value of every
+#: parameter, every support: ptxgen.probe.covering.value_forms); FULL, every form (the
+#: covering array of the largest instructions).
 COVERED = {_call_key(ins.id, f.key) for ins in ISET.instructions
-           for f in (covering_forms(ins) if len(ins.forms) > COVER_ABOVE else ins.forms)}
+           for f in (value_forms(ins) if not FULL else covering_forms(ins)
+                     if len(ins.forms) > COVER_ABOVE else ins.forms)}
 CHUNK = 900 if FULL else 4000  # kernels per coverage translation unit
 
 
@@ -238,6 +243,13 @@ def results() -> dict[str, Any]:
         if os.environ.get("CI"):
             pytest.fail("nvcc (CUDA 13.0) is required to compile the wrappers in CI")
         pytest.skip("nvcc is not on PATH")
+    return _build_all()
+
+
+@functools.cache
+def _build_all() -> dict[str, Any]:
+    """Every build of this file, once per process (a module fixture set up again - the
+    module's tests not run in a row - does not build again)."""
     tmp = Path(tempfile.mkdtemp(prefix="ptxgen-nvcc-"))
     include = wrappers.snapshot_include(tmp)
     # (target, source, kernels' forms, nvcc mode): whole builds (-c) where nvcc runs

@@ -42,8 +42,19 @@ BUILDS = [
 ]
 
 
+#: The builds, once per process: a module fixture set up again (the file's tests not run
+#: in a row on an xdist worker) does not compile again.
+_BUILT: dict[str, Path] = {}
+
+
 @pytest.fixture(scope="module")
 def ptx(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    if not _BUILT:
+        _BUILT.update(_build(tmp_path_factory))
+    return _BUILT
+
+
+def _build(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("lint")
     cutlass = harness.cutlass_include()
     # CUTLASS includes <cccl/cuda/std/...>: CUDA 13.0's nvcc brings CCCL, the 13.5 wheels

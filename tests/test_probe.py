@@ -41,6 +41,7 @@ from ptxgen.isa import ptx
 from ptxgen.model.instructions import InstructionSet, vkey
 from ptxgen.pipeline import load_model
 from ptxgen.probe import Assembler, ProbeResult, probe
+from ptxgen.probe.matrix import checked_targets, covering_plan, toolkit_of
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec"
@@ -65,16 +66,25 @@ _results: dict[tuple[str, str], ProbeResult] = {}
 
 
 def _probe(spec: Path, release: str) -> ProbeResult:
-    """The old spec is probed whole; the final spec's probes are CI's check (``cover``:
-    each instruction's covering array of forms on every pair, every candidate value once;
-    the whole probe is benchmarks/bench_probe.py)."""
+    """CI's probe (``cover``: each instruction's value forms on every pair, the rest of its
+    covering array once: the plan of the conformance matrix, whose assemblies it shares;
+    the final spec's candidate values each once); the whole probe is
+    benchmarks/bench_probe.py."""
     key = (str(spec), release)
     if key not in _results:
         asm = Assembler.open(toolkits.require("ptxas", release))
         iset = ptx.instruction_set() if spec == SPEC else None
+        # the old spec's few instructions try each new value in every combination's form
         _results[key] = probe(spec, asm, iset=iset, doc=[DOC] if spec == OLD_SPEC else [],
-                              cover=spec != OLD_SPEC)
+                              cover=True, sample_candidates=spec != OLD_SPEC)
     return _results[key]
+
+
+def _probed_keys(iset: InstructionSet, release: str = "13.5") -> set[str]:
+    """The form keys a covering probe of ``iset`` assembles (its plan)."""
+    asm = Assembler.open(toolkits.require("ptxas", release))
+    chosen = covering_plan(iset, checked_targets(iset.targets, asm), toolkit_of(iset.targets, asm))
+    return {f.key for f in chosen.forms}
 
 
 def _old() -> InstructionSet:
@@ -162,9 +172,10 @@ def test_new_targets_are_proposed_with_version_family_and_forms(old_result: Prob
         assert p.details["since"] == t.since
         assert p.details["family"] == t.family or (t.suffix == "" and p.details["family"]
                                                    == new.targets.get(f"{name}f").family)
-        # the old spec's forms that ptxas 13.5 accepts there are the ones the final spec
-        # gives it (the final spec's new instructions are not in the old one)
-        old_keys = {f.key for i in old.instructions for f in i.forms}
+        # the old spec's probed forms (its covering plan) that ptxas 13.5 accepts there are
+        # the ones the final spec gives it (the final spec's new instructions are not in
+        # the old one)
+        old_keys = _probed_keys(old)
         want = sum(1 for i in new.instructions for f in i.forms if f.key in old_keys
                    and f.support.supported(new.targets, name, new.targets.newest))
         assert p.details["forms"] == want, p.message
@@ -186,8 +197,17 @@ def test_changed_first_versions_of_targets_are_proposed(old_result: ProbeResult)
 def test_every_changed_form_support_is_proposed(old_result: ProbeResult) -> None:
     """Every (form, target, version) that the final spec supports and the old one did not
     (or the reverse), on targets and versions both specs know or older versions, is in a
-    forms-accepted (forms-refused) proposal."""
+    forms-accepted (forms-refused) proposal: of the (form, target, version) the covering
+    probe assembles (its plan: value forms everywhere, the rest at the newest version)."""
     new, old = ptx.instruction_set(), _old()
+    asm = Assembler.open(toolkits.require("ptxas", "13.5"))
+    old_checked = checked_targets(old.targets, asm)
+    chosen = covering_plan(old, old_checked, toolkit_of(old.targets, asm))
+    every = {f.key for f in chosen.every_pair}
+    at_newest = {(t, f.key) for t, fs in chosen.newest.items() for f in fs}
+
+    def probed(key: str, target: str, version: str) -> bool:
+        return key in every or (version == old_checked.newest and (target, key) in at_newest)
     accepted = {k for p in old_result.proposals if p.kind == "forms-accepted"
                 for k in p.details["forms"]}
     # a new value or a new qualifier is proposed once, with the forms ptxas took among the
@@ -222,6 +242,8 @@ def test_every_changed_form_support_is_proposed(old_result: ProbeResult) -> None
                     continue
                 for v in versions:
                     if not new.targets.get(t.name).exists_at(v):
+                        continue
+                    if not probed(f.key, t.name, v):
                         continue
                     now = f.support.supported(new.targets, t.name, v)
                     was = of is not None and v in old.targets.versions and t.exists_at(v) \
@@ -307,16 +329,21 @@ def test_command_line_proposes_with_exit_1_and_json(old_result: ProbeResult,
                                                     ) -> None:
     ptxas = toolkits.require("ptxas", "13.5")
     proc = _cli("--ptxas", ptxas, "--spec", str(OLD_SPEC), "--json", "--jobs", "2",
-                "--doc", str(DOC))
+                "--doc", str(DOC), "--cover")
     assert proc.returncode == 1, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
     assert doc["schema"] == "ptxgen-probe/1" and doc["agree"] is False
     assert doc["exit_code"] == 1 and doc["ptxas"]["release"] == "13.5"
     assert doc["ptxas"]["newest_ptx_isa"] == "9.5" and "sm_107f" in doc["ptxas"]["targets"]
-    assert [p["kind"] for p in doc["proposals"]] == [p.kind for p in old_result.proposals]
+    # --cover tries each new value once (old_result: in every combination)
+    assert {p["kind"] for p in doc["proposals"]} == {p.kind for p in old_result.proposals}
     for p in doc["proposals"]:
         assert set(p) == {"kind", "subject", "message", "ptxas", "details"}
-    code, out = _main(capsys, "--ptxas", ptxas, "--spec", str(OLD_SPEC), "--doc", str(DOC))
+    code, out = _main(capsys, "--ptxas", ptxas, "--spec", str(OLD_SPEC), "--doc", str(DOC),
+                      "--cover", "--json")
+    assert code == 1 and json.loads(out)["proposals"] == doc["proposals"]
+    code, out = _main(capsys, "--ptxas", ptxas, "--spec", str(OLD_SPEC), "--doc", str(DOC),
+                      "--cover")
     assert code == 1
     assert "target-added     targets.sm_107a" in out
     assert "ptx-isa-version  targets.ptx_isa_versions.9.5" in out

@@ -17,10 +17,12 @@
 """ptxas of CUDA 13.0 and 13.5 against the spec, over the spec's whole matrix.
 
 For every (target, PTX ISA version) pair that the spec and the assembler both
-know, each instruction's covering array of valid forms (ptxgen.probe.covering:
-every qualifier value and every pair of values that a valid form holds, and every
-distinct support, so every value meets every target and version) is assembled
-with ptxas; benchmarks/bench_ptxas_matrix.py assembles every form: the forms
+know, each instruction's value forms (ptxgen.probe.covering: every qualifier
+value and every distinct support, so every value meets every target and version)
+are assembled with ptxas, and the rest of its covering array (every pair of
+values that a valid form holds) at the newest version of the first target that
+has each form, with code generation there (the plan, ptxgen.probe.covering.Plan);
+benchmarks/bench_ptxas_matrix.py assembles every form on every pair: the forms
 the spec supports there must assemble, the others must be refused for a version
 or target reason. Forms one change away from valid ones must be refused
 everywhere. Each ptxas is held to what the spec says of its toolkit: the ISA's

@@ -12,6 +12,15 @@ on every pair of the matrix, chosen so that
 * every distinct support of the instruction (``Form.support``: the outcome of its gates)
   is held by a checked form, so each gate's boundary is assembled on each side.
 
+Not every check needs every pair (:class:`Plan`, what the conformance matrix and the
+covering probe assemble): each instruction's :func:`value_forms` (every value and every
+support, a few dozen forms) are assembled on every (target, version) pair, so every value
+meets every target and version; the rest of its covering array (the pairs of values) once,
+at the newest version, on the first target that has the form. Each checked form is
+assembled with code generation once, there (its *home*); every other check is
+verify-only. The whole matrix, every form on every pair, is
+benchmarks/bench_ptxas_matrix.py.
+
 The subset is found greedily (the form that covers most of what is still uncovered,
 ties to the earlier form), which is deterministic and, with lazy gains, linear in the
 number of forms times the pairs per form.
@@ -20,7 +29,8 @@ number of forms times the pairs per form.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from itertools import combinations
 
 from ptxgen.model.instructions import Form, Instruction
@@ -35,7 +45,17 @@ def covering_forms(ins: Instruction) -> tuple[Form, ...]:
     return hit
 
 
-def _covering(forms: Sequence[Form]) -> tuple[Form, ...]:
+def value_forms(ins: Instruction) -> tuple[Form, ...]:
+    """The forms of ``ins`` checked on every pair: every value of every parameter and every
+    distinct support held by one of them (a subset of :func:`covering_forms`' forms'
+    requirements, found the same way), in the instruction's form order."""
+    hit: tuple[Form, ...] | None = ins.__dict__.get("_value_forms")
+    if hit is None:
+        hit = ins.__dict__["_value_forms"] = _covering(ins.forms, pairs=False)
+    return hit
+
+
+def _covering(forms: Sequence[Form], pairs: bool = True) -> tuple[Form, ...]:
     if len(forms) <= 2:
         return tuple(forms)
     index: dict[object, int] = {}  # (name, value) -> bit; a support -> bit
@@ -45,9 +65,55 @@ def _covering(forms: Sequence[Form]) -> tuple[Form, ...]:
     masks = []
     for row, sup in zip(rows, supports, strict=True):
         bits = {sup, *row}
-        bits.update(n * (1 + a) + b for a, b in combinations(sorted(row), 2))
+        if pairs:
+            bits.update(n * (1 + a) + b for a, b in combinations(sorted(row), 2))
         masks.append(sum(1 << b for b in bits))
     return tuple(forms[i] for i in sorted(greedy_cover(masks)))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Which checked forms are assembled where (see the module doc).
+
+    ``every_pair``: the value forms, on every (target, version) pair; ``newest``: target ->
+    the other forms of the covering arrays, assembled at the newest version there only;
+    ``home``: form key -> the target whose newest version assembles it with code
+    generation (the first target that has it there, else the first target)."""
+
+    every_pair: tuple[Form, ...]
+    newest: dict[str, tuple[Form, ...]]
+    home: dict[str, str]
+
+    def at(self, target: str, version: str, newest: str) -> list[Form]:
+        """The forms checked at ``(target, version)``; ``newest``: the matrix's newest
+        version."""
+        return [*self.every_pair, *(self.newest.get(target, ()) if version == newest else ())]
+
+    @property
+    def forms(self) -> list[Form]:
+        return [*self.every_pair, *(f for fs in self.newest.values() for f in fs)]
+
+
+def plan(instructions: Iterable[Instruction], targets: Sequence[str],
+         supported: Callable[[Form, str], bool]) -> Plan:
+    """The plan of CI's check over ``targets`` (in order; the renamed ones left out by the
+    caller); ``supported(form, target)``: whether the spec supports the form there at the
+    newest version."""
+    every: list[Form] = []
+    newest: dict[str, list[Form]] = {}
+    home: dict[str, str] = {}
+    for ins in instructions:
+        values = value_forms(ins)
+        every += values
+        seen = {f.key for f in values}
+        for f in covering_forms(ins):
+            t = next((t for t in targets if supported(f, t)), targets[0])
+            home[f.key] = t
+            if f.key not in seen:
+                newest.setdefault(t, []).append(f)
+        for f in values:
+            home.setdefault(f.key, next((t for t in targets if supported(f, t)), targets[0]))
+    return Plan(tuple(every), {t: tuple(fs) for t, fs in newest.items()}, home)
 
 
 def greedy_cover(masks: Sequence[int]) -> list[int]:
@@ -72,4 +138,4 @@ def greedy_cover(masks: Sequence[int]) -> list[int]:
     return chosen
 
 
-__all__ = ["covering_forms", "greedy_cover"]
+__all__ = ["Plan", "covering_forms", "greedy_cover", "plan", "value_forms"]

@@ -8,9 +8,12 @@ Per (target, PTX ISA version) of the spec that the assembler knows:
   forms the spec supports there must assemble, the others must be refused for
   a gating reason (a version, a target or an architecture);
 * with ``covering``, CI's choice, only each instruction's covering array of valid forms
-  (probe/covering.py) on every pair instead of all of them;
+  (probe/covering.py's :class:`Plan`): its value forms (every value, every support) on
+  every pair, the rest of the array (every pair of values) at the newest version of the
+  first target that has each form;
 * one full assembly with code generation (``-arch=sm_XX``) per target, at the
-  newest version, of every form supported there;
+  newest version, of every form supported there (``covering``: of the forms whose home
+  target it is, each checked form once);
 * near misses (valid forms with one qualifier or operand changed so that the
   spec calls them invalid) must be refused on every target at the newest
   version; near misses that break only rules the spec records ptxas as accepting
@@ -49,7 +52,7 @@ from ptxgen.model import instructions as engine
 from ptxgen.model.instructions import Form, Instruction, InstructionSet, Support
 from ptxgen.model.targets import Targets
 from ptxgen.probe.assembler import Assembler, Kernel, is_gating, kernel_for, verify_arch
-from ptxgen.probe.covering import covering_forms
+from ptxgen.probe.covering import Plan, plan
 
 
 @dataclass
@@ -263,6 +266,15 @@ def value_gate_kernels(iset: InstructionSet, toolkit: str | None
     return checked, misses
 
 
+def covering_plan(iset: InstructionSet, targets: Targets, toolkit: str | None) -> Plan:
+    """CI's plan (probe/covering.py) over ``targets`` (the toolkit's view) for the toolkit's
+    support; the renamed targets are no form's home."""
+    names = [t.name for t in targets.targets if t.until is None]
+    newest = targets.newest
+    return plan(iset.instructions, names,
+                lambda f, t: f.support_for(toolkit).supported(targets, t, newest))
+
+
 def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
                full_codegen: bool = False, covering: bool = False) -> Report:
     """Check every (target, version) of the spec that ``asm`` knows; see the module doc.
@@ -273,8 +285,9 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
     tk = toolkit_of(iset.targets, asm)
     targets = checked_targets(iset.targets, asm)
     report = Report(toolkit=tk)
-    forms = [f for ins in iset.instructions for f in covering_forms(ins)] if covering \
-        else _forms(iset)
+    newest = targets.newest
+    chosen = covering_plan(iset, targets, tk) if covering else None
+    forms = chosen.forms if chosen else _forms(iset)
     report.forms = len(forms)
     kernels = {f.key: kernel_for(f) for f in forms}
     support = {f.key: f.support_for(tk) for f in forms}
@@ -290,7 +303,6 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
         batches.setdefault(key, []).append((check, expect, ks))
         weights[key] = weights.get(key, 0) + weight
 
-    newest = targets.newest
     # Forms that exist only from a PTX ISA version newer than the assembler's (a qualifier
     # value it has never heard of, such as .kind::ti16 for ptxas 13.0): it refuses them
     # as unknown, which is the only answer it can give; they must be refused, for any
@@ -301,16 +313,25 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
     gated, gated_misses = value_gate_kernels(iset, tk)
     for target, version in pairs_of(targets, asm):
         t = targets.get(target)
-        ok = [kernels[f.key] for f in forms if support[f.key].supported(targets, target, version)]
-        bad = [kernels[f.key] for f in forms if f.key not in later
+        here = chosen.at(target, version, newest) if chosen else forms
+        ok_forms = [f for f in here if support[f.key].supported(targets, target, version)]
+        bad = [kernels[f.key] for f in here if f.key not in later
                and not support[f.key].supported(targets, target, version)]
-        unknown = [kernels[f.key] for f in forms if f.key in later]
+        unknown = [kernels[f.key] for f in here if f.key in later]
         pair = f"{target}@{version}"
         report.pairs.append((target, version))
         codegen = full_codegen or version == newest or (
             t.until is not None and version == max(
                 (v for v in targets.versions if t.exists_at(v)), key=engine.vkey))
         verify = verify_arch(t.ptxas_arch)
+        if codegen and chosen and not full_codegen:  # each checked form once, at its home
+            gen = [kernels[f.key] for f in ok_forms if chosen.home[f.key] == target]
+            if gen:
+                task(len(gen) * 10, target, version, t.ptxas_arch, pair, SUPPORTED, gen)
+            ok = [kernels[f.key] for f in ok_forms if chosen.home[f.key] != target]
+            codegen = False
+        else:
+            ok = [kernels[f.key] for f in ok_forms]
         arch = t.ptxas_arch if codegen else verify
         task(len(ok) * (10 if codegen else 1), target, version, arch, pair, SUPPORTED, ok)
         task(len(bad) // 4, target, version, verify, pair, GATED, bad)
@@ -363,7 +384,8 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
         if t.until is None or t.until not in targets.versions:
             continue
         renamed = targets.get(t.renamed_to or "")
-        ok = [kernels[f.key] for f in forms
+        ok = [kernels[f.key] for f in (chosen.at(renamed.name, t.until, newest) if chosen
+                                       else forms)
               if support[f.key].supported(targets, renamed.name, t.until)]
         task(len(ok), t.name, t.until, verify_arch(t.ptxas_arch),
              f"{t.name}@{t.until} (renamed)", SUPPORTED, ok)
@@ -378,5 +400,5 @@ def run_matrix(iset: InstructionSet, asm: Assembler, jobs: int | None = None,
     return report
 
 
-__all__ = ["Report", "checked_targets", "lenient_misses", "near_miss_kernel", "near_misses",
-           "pairs_of", "run_matrix", "toolkit_of", "value_gate_kernels"]
+__all__ = ["Report", "checked_targets", "covering_plan", "lenient_misses", "near_miss_kernel",
+           "near_misses", "pairs_of", "run_matrix", "toolkit_of", "value_gate_kernels"]

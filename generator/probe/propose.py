@@ -55,9 +55,14 @@ from ptxgen.probe.candidates import (
     known_value_candidates,
     representatives,
 )
-from ptxgen.probe.covering import covering_forms
 from ptxgen.probe.document import opcodes
-from ptxgen.probe.matrix import near_miss_kernel, near_misses, toolkit_of
+from ptxgen.probe.matrix import (
+    checked_targets,
+    covering_plan,
+    near_miss_kernel,
+    near_misses,
+    toolkit_of,
+)
 from ptxgen.spec_util import parse_target
 
 SCHEMA = "ptxgen-probe/1"
@@ -216,12 +221,14 @@ def toolkit_binaries(ptxas: str) -> list[Path]:
     return found
 
 
+@functools.cache
 def toolkit_tokens(ptxas: str) -> frozenset[str]:
     """Candidate qualifier tokens of a toolkit: the dotted tokens of ptxas's strings, and
     the whole-word ``name::value`` tokens of cicc's (written with a leading dot): cicc
     names qualifier values that ptxas's strings do not (``kind::ti16`` in CUDA 13.4 and
     13.5). A cicc token must stand alone (between NULs, blanks, quotes or punctuation),
-    so that fragments of its packed string tables do not become candidates."""
+    so that fragments of its packed string tables do not become candidates. Read once per
+    toolkit and process (a scan of cicc's 100 MB is seconds)."""
     tokens = set(binary_tokens(ptxas))
     for binary in toolkit_binaries(ptxas):
         try:
@@ -272,9 +279,10 @@ def candidate_values(ins: Instruction, tokens: Iterable[str],
 class _Probe:
     def __init__(self, iset: InstructionSet, asm: Assembler, spec: str, jobs: int,
                  doc: Sequence[tuple[str, str]] = (), every_value: bool = False,
-                 cover: bool = False) -> None:
+                 cover: bool = False, sample_candidates: bool = False) -> None:
         self.iset = iset
         self.cover = cover
+        self.sample_candidates = sample_candidates
         self.doc = doc
         self.every_value = every_value
         self.asm = asm
@@ -410,13 +418,16 @@ class _Probe:
 
 def probe(spec_dir: Path, asm: Assembler, jobs: int | None = None,
           iset: InstructionSet | None = None, doc: Sequence[Path] = (),
-          every_value: bool = False, cover: bool = False) -> ProbeResult:
+          every_value: bool = False, cover: bool = False,
+          sample_candidates: bool | None = None) -> ProbeResult:
     """Compare ``asm`` with the spec in ``spec_dir``; see the module doc. ``doc``: folders
     or files of the PTX ISA document (Markdown) whose opcodes are candidates too;
     ``every_value``: every known value in every slot and the strings' token pairs (see
-    ptxgen.probe.candidates.known_value_candidates); ``cover``: CI's check, each
-    instruction's covering array of forms (ptxgen.probe.covering) on every pair instead of
-    every form, and candidates sampled likewise (:func:`_cover_candidates`)."""
+    ptxgen.probe.candidates.known_value_candidates); ``cover``: CI's check, the conformance
+    matrix's plan of forms (ptxgen.probe.covering: value forms on every pair, the rest of
+    each instruction's covering array once) instead of every form on every pair;
+    ``sample_candidates`` (default: ``cover``): each new value in one combination's form
+    (:func:`_cover_candidates`) instead of in every combination's."""
     start = time.perf_counter()
     if iset is None:
         from ptxgen.pipeline import load_model
@@ -428,7 +439,7 @@ def probe(spec_dir: Path, asm: Assembler, jobs: int | None = None,
     from ptxgen.probe.document import read_folder
 
     p = _Probe(iset, asm, str(spec_dir), jobs or os.cpu_count() or 2, read_folder(doc),
-               every_value, cover)
+               every_value, cover, cover if sample_candidates is None else sample_candidates)
     try:
         stats = _run(p)
     finally:
@@ -478,11 +489,13 @@ def _run(p: _Probe) -> dict[str, Any]:
     families = {n: p.family_of(n) for n in new_first}
 
     # -- forms -------------------------------------------------------------------------------
-    forms = [f for ins in iset.instructions
-             for f in (covering_forms(ins) if p.cover else ins.forms)]
+    # cover: the conformance matrix's plan (probe/covering.py), so that the two share
+    # their assemblies: value forms on every pair, the rest of the covering arrays at the
+    # newest version of their home target, code generation at the home only
+    chosen = covering_plan(iset, checked_targets(full, asm), p.tk) if p.cover else None
+    forms = chosen.forms if chosen else [f for ins in iset.instructions for f in ins.forms]
     kernels = {f.key: kernel_for(f) for f in forms}
     support = {f.key: f.support_for(p.tk) for f in forms}
-    klist = list(kernels.values())
     newest_probe = max(probe_versions, key=vkey)
     checked_newest = max(spec_versions, key=vkey)
 
@@ -529,13 +542,17 @@ def _run(p: _Probe) -> dict[str, Any]:
     # ptxas refuses them with the same errors, and the two share these assemblies.
     jobs: list[tuple[str, str, str, list[Kernel]]] = []
     for n, v, arch in pairs:
+        here = forms if chosen is None or n not in tt.by_name else \
+            chosen.at(n, v, checked_newest)
         if arch.startswith("compute_") or n not in tt.by_name:
-            jobs.append((n, v, arch, klist))
+            jobs.append((n, v, arch, [kernels[f.key] for f in here]))
             continue
-        supported_k = [kernels[f.key] for f in forms if expected(f, n, v)]
-        refused_k = [kernels[f.key] for f in forms if not expected(f, n, v)]
-        jobs += [(n, v, a, ks) for a, ks in ((arch, supported_k), (verify_arch(arch), refused_k))
-                 if ks]
+        supported_f = [f for f in here if expected(f, n, v)]
+        gen = [kernels[f.key] for f in supported_f if chosen is None or chosen.home[f.key] == n]
+        verify = [kernels[f.key] for f in supported_f if chosen is not None
+                  and chosen.home[f.key] != n]
+        verify += [kernels[f.key] for f in here if not expected(f, n, v)]
+        jobs += [(n, v, a, ks) for a, ks in ((arch, gen), (verify_arch(arch), verify)) if ks]
     seen = p.observe_split(jobs)
 
     diffs: dict[tuple[str, str, tuple[tuple[str, str], ...]], list[Form]] = {}
@@ -679,7 +696,8 @@ def _candidates(p: _Probe, spec_names: Sequence[str]) -> list[Candidate]:
         found += document_candidates(ins, doc_ops.get(ins.name, []))
         for c in found:
             out.setdefault(c.kernel.key, c)
-    return _cover_candidates(list(out.values())) if p.cover else list(out.values())
+    return _cover_candidates(list(out.values())) if p.sample_candidates else \
+        list(out.values())
 
 
 def _cover_candidates(cands: Sequence[Candidate]) -> list[Candidate]:
