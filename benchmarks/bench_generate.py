@@ -10,11 +10,11 @@ validate), the model, the enumeration of every form, each emitter in one process
 (``PTXGEN_JOBS=1``: the sum of every job), the manifest and the write to a temporary
 folder. The figures are those of the run with the least total CPU time (the machine is
 shared: other jobs only ever add time; and other users of the spec cache may evict its
-entry, which makes ``load`` parse and validate again). Then the whole command as a user runs it, ``ptxgen
-generate --out TMP`` on both CPUs (``jobs``), its CPU (user + sys of the process and its
-workers) and wall time, median of the runs. The synthetic spec (``synthetic_spec.py``:
-every instruction file repeated under new names, K times the forms) shows whether the
-cost per form stays flat. The load average is printed with the figures.
+entry, which makes ``load`` parse and validate again). Then the whole command as a user
+runs it, ``ptxgen generate --out TMP`` on both CPUs (``jobs``), its CPU (user + sys of
+the process and its workers) and wall time, median of the runs. The synthetic spec
+(``synthetic_spec.py``: every instruction file repeated under new names, K times the
+forms) shows whether the cost per form stays flat. The load average is printed with the figures.
 """
 
 from __future__ import annotations

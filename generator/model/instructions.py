@@ -886,9 +886,9 @@ class Instruction:
                 partial = grown
                 continue
             memo: dict[tuple[str, ...], list[tuple[str, str]]] = {}
-            at = reads[i]
+            read = reads[i]
             for p in partial:
-                key = tuple([p[j][1] for j in at])
+                key = tuple([p[j][1] for j in read])
                 allowed = memo.get(key)
                 if allowed is None:
                     form = dict(p)
