@@ -1,8 +1,9 @@
 """The ptxas conformance matrix of chosen instruction files only (developing a family).
 
-python benchmarks/dev_matrix.py cvt.yaml [more.yaml ...] [--release 13.5]
+python benchmarks/dev_matrix.py cvt.yaml [more.yaml ...] [--release 13.5] [--covering]
 Builds a spec folder with spec/targets.yaml, spec/schema and the named files, runs
-ptxgen.probe.run_matrix with each toolkit's ptxas and prints every mismatch.
+ptxgen.probe.run_matrix with each toolkit's ptxas and prints every mismatch (``--covering``:
+each instruction's covering array, as CI's conformance test does, instead of every form).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("files", nargs="+")
     ap.add_argument("--release", action="append")
+    ap.add_argument("--covering", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         spec = Path(tmp) / "spec"
@@ -39,7 +41,7 @@ def main() -> int:
         bad = 0
         for release in args.release or toolkits.RELEASES:
             asm = Assembler.open(toolkits.require("ptxas", release))
-            rep = run_matrix(iset, asm)
+            rep = run_matrix(iset, asm, covering=args.covering)
             print(f"ptxas {release}: {rep.kernels} kernels, {rep.runs} runs, "
                   f"{rep.seconds:.1f} s, {rep.near_misses} near misses")
             for check, problems in rep.mismatches.items():

@@ -6987,7 +6987,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "id": "ordered-vector-no-hints-subset",
                             "when": {"sem": ["relaxed", "acquire"], "vec": ["v2", "v4", "v8"]},
                             "require": {"cache": "none", "cache_hint": False, "prefetch": "none"},
-                            "ptxas_accepts": {"sem": ["relaxed", "acquire"], "space": "global"},
+                            "ptxas_accepts": {
+                                "sem": ["relaxed", "acquire"],
+                                "space": ["none", "global"],
+                            },
                             "message": (
                                 "ptxgen offers the L1 hints of .relaxed / .acquire loads on "
                                 "scalars only"
@@ -7147,13 +7150,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             ),
                         },
                         {
-                            "id": "cache-global-subset",
+                            "id": "l1-eviction-global",
                             "when": {"cache": {"not": ["none"]}},
                             "require": {"space": ["none", "global"]},
-                            "ptxas_accepts": {"cache": {"not": ["none"]}},
                             "message": (
-                                "ptxgen offers the cache qualifiers on .global and generic "
-                                "loads"
+                                "the L1 eviction priorities are for .global or generic "
+                                "addresses"
                             ),
                         },
                     ],
@@ -7549,7 +7551,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "id": "ordered-vector-no-hints-subset",
                             "when": {"sem": ["relaxed", "release"], "vec": ["v2", "v4", "v8"]},
                             "require": {"cache": "none", "cache_hint": False},
-                            "ptxas_accepts": {"sem": ["relaxed", "release"], "space": "global"},
+                            "ptxas_accepts": {
+                                "sem": ["relaxed", "release"],
+                                "space": ["none", "global"],
+                            },
                             "message": (
                                 "ptxgen offers the L1 hints of .relaxed / .release stores on "
                                 "scalars only"
@@ -7590,7 +7595,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "id": "cache-global-subset",
                             "when": {"cache": {"not": ["none"]}},
                             "require": {"space": ["none", "global"]},
-                            "ptxas_accepts": {"cache": {"not": ["none"]}},
+                            "ptxas_accepts": {"cache": ["wb", "cg", "cs", "wt"]},
                             "message": (
                                 "ptxgen offers the cache qualifiers on .global and generic "
                                 "stores"

@@ -67,7 +67,7 @@ struct ld_checks {
     static_assert((!((PtxgenCop != load_cop::none))) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
                   "ptxgen: ld: ptxgen offers the cache qualifiers on .global and generic loads");
     static_assert((!((PtxgenCache != load_cache::none))) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
-                  "ptxgen: ld: ptxgen offers the cache qualifiers on .global and generic loads");
+                  "ptxgen: ld: the L1 eviction priorities are for .global or generic addresses");
     static constexpr bool ok = true;
 };
 
@@ -120,7 +120,7 @@ struct ld_v_checks {
     static_assert((!((PtxgenCop != load_cop::none))) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
                   "ptxgen: ld: ptxgen offers the cache qualifiers on .global and generic loads");
     static_assert((!((PtxgenCache != load_cache::none))) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
-                  "ptxgen: ld: ptxgen offers the cache qualifiers on .global and generic loads");
+                  "ptxgen: ld: the L1 eviction priorities are for .global or generic addresses");
     static_assert(!((PtxgenVec == load_vec::none)),
                   "ptxgen: ld: operand d is required when vec = none");
     static_assert((PtxgenVec != load_vec::none),
@@ -155,7 +155,7 @@ struct ld_relaxed_checks {
     static_assert((!((PtxgenSpace == load_space::none) && PtxgenCacheHint)) || ((!((PtxgenPrefetch != load_prefetch::none)))),
                   "ptxgen: ld: ptxgen offers every combination of cache qualifier, .L2::cache_hint and prefetch size on .global loads, one of them on generic loads");
     static_assert((!((PtxgenCache != load_cache::none))) || (((PtxgenSpace == load_space::none || PtxgenSpace == load_space::space_global))),
-                  "ptxgen: ld: ptxgen offers the cache qualifiers on .global and generic loads");
+                  "ptxgen: ld: the L1 eviction priorities are for .global or generic addresses");
     static constexpr bool ok = true;
 };
 
