@@ -10981,10 +10981,6 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "multimem.ld_reduce",
                     "id": "multimem_ld_reduce",
-                    "partial": (
-                        "not yet: the .e5m2/.e4m3 types and .acc::f16 (sm_100a and the f "
-                        "targets), generic addresses (no .global)"
-                    ),
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -11005,6 +11001,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "values": ["min", "max", "add", "and", "or", "xor"],
                         },
                         {"name": "acc", "text": ".acc::f32", "flag": True},
+                        {"name": "acc_f16", "text": ".acc::f16", "flag": True},
                         {
                             "name": "vec",
                             "text": ".{}",
@@ -11027,6 +11024,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "bf16x2",
                                 "f32",
                                 "f64",
+                                "e5m2",
+                                "e5m2x2",
+                                "e5m2x4",
+                                "e4m3",
+                                "e4m3x2",
+                                "e4m3x4",
                             ],
                         },
                     ],
@@ -11049,6 +11052,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "bf16x2": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
+                                    "e5m2x4": "b32",
+                                    "e4m3x4": "b32",
                                 },
                             },
                         },
@@ -11065,6 +11070,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "f16x2": "b32",
                                     "bf16x2": "b32",
                                     "f32": "f32",
+                                    "e5m2": "b8",
+                                    "e4m3": "b8",
+                                    "e5m2x2": "b16",
+                                    "e4m3x2": "b16",
+                                    "e5m2x4": "b32",
+                                    "e4m3x4": "b32",
                                 },
                             },
                             "count": {"by": "vec", "values": {"v2": 2, "v4": 4, "v8": 8}},
@@ -11085,13 +11096,6 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "message": "a scope goes with .relaxed, .acquire",
                         },
                         {
-                            "id": "global-subset",
-                            "when": {"space": "none"},
-                            "require": {"space": "global"},
-                            "ptxas_accepts": {"space": "none"},
-                            "message": "ptxgen offers the .global forms only",
-                        },
-                        {
                             "id": "scalar-types",
                             "when": {"vec": "none"},
                             "require": {
@@ -11106,24 +11110,65 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "bf16x2",
                                     "f32",
                                     "f64",
+                                    "e5m2x4",
+                                    "e4m3x4",
                                 ],
                             },
                             "message": (
-                                "without .vec the type is 32 or 64 bits (.f16 and .bf16 take "
-                                ".v2, .v4 or .v8)"
+                                "without .vec the type is 32 or 64 bits (.f16, .bf16 and the "
+                                "narrower fp8 types take a vector)"
                             ),
                         },
                         {
-                            "id": "v2-v4-types",
-                            "when": {"vec": ["v2", "v4"]},
-                            "require": {"type": ["f16", "f16x2", "bf16", "bf16x2", "f32"]},
-                            "message": ".v2 and .v4 take .f16, .f16x2, .bf16, .bf16x2 or .f32",
+                            "id": "v2-types",
+                            "when": {"vec": "v2"},
+                            "require": {
+                                "type": [
+                                    "f16",
+                                    "f16x2",
+                                    "bf16",
+                                    "bf16x2",
+                                    "f32",
+                                    "e5m2x2",
+                                    "e5m2x4",
+                                    "e4m3x2",
+                                    "e4m3x4",
+                                ],
+                            },
+                            "message": (
+                                ".v2 takes .f16, .f16x2, .bf16, .bf16x2, .f32, .e5m2x2, "
+                                ".e5m2x4, .e4m3x2 or .e4m3x4"
+                            ),
+                        },
+                        {
+                            "id": "v4-types",
+                            "when": {"vec": "v4"},
+                            "require": {
+                                "type": [
+                                    "f16",
+                                    "f16x2",
+                                    "bf16",
+                                    "bf16x2",
+                                    "f32",
+                                    "e5m2",
+                                    "e5m2x2",
+                                    "e5m2x4",
+                                    "e4m3",
+                                    "e4m3x2",
+                                    "e4m3x4",
+                                ],
+                            },
+                            "message": (
+                                ".v4 takes .f16, .f16x2, .bf16, .bf16x2, .f32 or an fp8 type"
+                            ),
                         },
                         {
                             "id": "v8-types",
                             "when": {"vec": "v8"},
-                            "require": {"type": ["f16", "bf16"]},
-                            "message": ".v8 takes .f16 or .bf16",
+                            "require": {
+                                "type": ["f16", "bf16", "e5m2", "e4m3", "e5m2x2", "e4m3x2"],
+                            },
+                            "message": ".v8 takes .f16, .bf16, .e5m2, .e4m3, .e5m2x2 or .e4m3x2",
                         },
                         {
                             "id": "bit-ops",
@@ -11145,6 +11190,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "bf16x2",
                                     "f32",
                                     "f64",
+                                    "e5m2",
+                                    "e5m2x2",
+                                    "e5m2x4",
+                                    "e4m3",
+                                    "e4m3x2",
+                                    "e4m3x4",
                                 ],
                             },
                             "message": ".add takes .u32, .u64, .s32 or a floating-point type",
@@ -11162,10 +11213,16 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "f16x2",
                                     "bf16",
                                     "bf16x2",
+                                    "e5m2",
+                                    "e5m2x2",
+                                    "e5m2x4",
+                                    "e4m3",
+                                    "e4m3x2",
+                                    "e4m3x4",
                                 ],
                             },
                             "message": (
-                                ".min and .max take .u32, .s32, .u64, .s64 or a 16-bit "
+                                ".min and .max take .u32, .s32, .u64, .s64 or a 16- or 8-bit "
                                 "floating-point type"
                             ),
                         },
@@ -11175,10 +11232,47 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "require": {"op": "add", "type": ["f16", "f16x2", "bf16", "bf16x2"]},
                             "message": ".acc::f32 goes with .add of a 16-bit floating-point type",
                         },
+                        {
+                            "id": "acc-f16",
+                            "when": {"acc_f16": True},
+                            "require": {
+                                "op": "add",
+                                "type": ["e5m2", "e5m2x2", "e5m2x4", "e4m3", "e4m3x2", "e4m3x4"],
+                            },
+                            "message": ".acc::f16 goes with .add of an fp8 type",
+                        },
                     ],
                     "gates": [
                         {"id": "multimem", "when": {}, "targets": ["sm_90+"], "since": "8.1"},
                         {"id": "acc-f32", "when": {"acc": True}, "since": "8.2"},
+                        {
+                            "id": "fp8",
+                            "when": {
+                                "type": ["e5m2", "e5m2x2", "e5m2x4", "e4m3", "e4m3x2", "e4m3x4"],
+                            },
+                            "targets": [
+                                "sm_100a",
+                                "sm_101a",
+                                "sm_120a",
+                                "sm_121a",
+                                "sm_100f",
+                                "sm_101f",
+                            ],
+                            "since": "8.6",
+                        },
+                        {
+                            "id": "acc-f16",
+                            "when": {"acc_f16": True},
+                            "targets": [
+                                "sm_100a",
+                                "sm_101a",
+                                "sm_120a",
+                                "sm_121a",
+                                "sm_100f",
+                                "sm_101f",
+                            ],
+                            "since": "8.6",
+                        },
                     ],
                     "wrappers": [
                         {"name": "multimem_ld_reduce", "when": {"vec": "none"}},
@@ -11188,10 +11282,6 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "multimem.st",
                     "id": "multimem_st",
-                    "partial": (
-                        "not yet: the .e5m2/.e4m3 types (sm_100a and the f targets), generic "
-                        "addresses (no .global)"
-                    ),
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -11228,6 +11318,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "bf16x2",
                                 "f32",
                                 "f64",
+                                "e5m2",
+                                "e5m2x2",
+                                "e5m2x4",
+                                "e4m3",
+                                "e4m3x2",
+                                "e4m3x4",
                             ],
                         },
                     ],
@@ -11250,6 +11346,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "bf16x2": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
+                                    "e5m2x4": "b32",
+                                    "e4m3x4": "b32",
                                 },
                             },
                         },
@@ -11265,6 +11363,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "f16x2": "b32",
                                     "bf16x2": "b32",
                                     "f32": "f32",
+                                    "e5m2": "b8",
+                                    "e4m3": "b8",
+                                    "e5m2x2": "b16",
+                                    "e4m3x2": "b16",
+                                    "e5m2x4": "b32",
+                                    "e4m3x4": "b32",
                                 },
                             },
                             "count": {"by": "vec", "values": {"v2": 2, "v4": 4, "v8": 8}},
@@ -11284,13 +11388,6 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "message": "a scope goes with .relaxed, .release",
                         },
                         {
-                            "id": "global-subset",
-                            "when": {"space": "none"},
-                            "require": {"space": "global"},
-                            "ptxas_accepts": {"space": "none"},
-                            "message": "ptxgen offers the .global forms only",
-                        },
-                        {
                             "id": "scalar-types",
                             "when": {"vec": "none"},
                             "require": {
@@ -11305,28 +11402,84 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "bf16x2",
                                     "f32",
                                     "f64",
+                                    "e5m2x4",
+                                    "e4m3x4",
                                 ],
                             },
                             "message": (
-                                "without .vec the type is 32 or 64 bits (.f16 and .bf16 take "
-                                ".v2, .v4 or .v8)"
+                                "without .vec the type is 32 or 64 bits (.f16, .bf16 and the "
+                                "narrower fp8 types take a vector)"
                             ),
                         },
                         {
-                            "id": "v2-v4-types",
-                            "when": {"vec": ["v2", "v4"]},
-                            "require": {"type": ["f16", "f16x2", "bf16", "bf16x2", "f32"]},
-                            "message": ".v2 and .v4 take .f16, .f16x2, .bf16, .bf16x2 or .f32",
+                            "id": "v2-types",
+                            "when": {"vec": "v2"},
+                            "require": {
+                                "type": [
+                                    "f16",
+                                    "f16x2",
+                                    "bf16",
+                                    "bf16x2",
+                                    "f32",
+                                    "e5m2x2",
+                                    "e5m2x4",
+                                    "e4m3x2",
+                                    "e4m3x4",
+                                ],
+                            },
+                            "message": (
+                                ".v2 takes .f16, .f16x2, .bf16, .bf16x2, .f32, .e5m2x2, "
+                                ".e5m2x4, .e4m3x2 or .e4m3x4"
+                            ),
+                        },
+                        {
+                            "id": "v4-types",
+                            "when": {"vec": "v4"},
+                            "require": {
+                                "type": [
+                                    "f16",
+                                    "f16x2",
+                                    "bf16",
+                                    "bf16x2",
+                                    "f32",
+                                    "e5m2",
+                                    "e5m2x2",
+                                    "e5m2x4",
+                                    "e4m3",
+                                    "e4m3x2",
+                                    "e4m3x4",
+                                ],
+                            },
+                            "message": (
+                                ".v4 takes .f16, .f16x2, .bf16, .bf16x2, .f32 or an fp8 type"
+                            ),
                         },
                         {
                             "id": "v8-types",
                             "when": {"vec": "v8"},
-                            "require": {"type": ["f16", "bf16"]},
-                            "message": ".v8 takes .f16 or .bf16",
+                            "require": {
+                                "type": ["f16", "bf16", "e5m2", "e4m3", "e5m2x2", "e4m3x2"],
+                            },
+                            "message": ".v8 takes .f16, .bf16, .e5m2, .e4m3, .e5m2x2 or .e4m3x2",
                         },
                     ],
                     "gates": [
                         {"id": "multimem", "when": {}, "targets": ["sm_90+"], "since": "8.1"},
+                        {
+                            "id": "fp8",
+                            "when": {
+                                "type": ["e5m2", "e5m2x2", "e5m2x4", "e4m3", "e4m3x2", "e4m3x4"],
+                            },
+                            "targets": [
+                                "sm_100a",
+                                "sm_101a",
+                                "sm_120a",
+                                "sm_121a",
+                                "sm_100f",
+                                "sm_101f",
+                            ],
+                            "since": "8.6",
+                        },
                     ],
                     "wrappers": [
                         {"name": "multimem_st", "when": {"vec": "none"}},
@@ -11336,7 +11489,6 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "multimem.red",
                     "id": "multimem_red",
-                    "partial": "not yet: the generic addresses (no .global)",
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -11434,13 +11586,6 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "message": "a scope goes with .relaxed, .release",
                         },
                         {
-                            "id": "global-subset",
-                            "when": {"space": "none"},
-                            "require": {"space": "global"},
-                            "ptxas_accepts": {"space": "none"},
-                            "message": "ptxgen offers the .global forms only",
-                        },
-                        {
                             "id": "scalar-types",
                             "when": {"vec": "none"},
                             "require": {
@@ -11532,6 +11677,101 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "multimem_red", "when": {"vec": "none"}},
                         {"name": "multimem_red_v", "when": {"vec": ["v2", "v4", "v8"]}},
                     ],
+                },
+                {
+                    "name": "multimem.st.async",
+                    "id": "multimem_st_async",
+                    "qualifiers": [
+                        {"name": "sem", "text": ".{}", "values": ["release"]},
+                        {"name": "scope", "text": ".{}", "values": ["gpu", "sys"]},
+                        {"name": "space", "text": ".{}", "values": ["global"], "optional": True},
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": [
+                                "b8",
+                                "b16",
+                                "b32",
+                                "b64",
+                                "u8",
+                                "u16",
+                                "u32",
+                                "u64",
+                                "s8",
+                                "s16",
+                                "s32",
+                                "s64",
+                                "f32",
+                                "f64",
+                            ],
+                        },
+                    ],
+                    "operands": [
+                        {"name": "a", "kind": "address", "type": "b64", "access": "write"},
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b8": "b32",
+                                    "u8": "b32",
+                                    "s8": "s32",
+                                    "b16": "b16",
+                                    "u16": "b16",
+                                    "s16": "s32",
+                                    "b32": "b32",
+                                    "u32": "b32",
+                                    "s32": "s32",
+                                    "b64": "b64",
+                                    "u64": "b64",
+                                    "s64": "b64",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                        },
+                    ],
+                    "gates": [
+                        {
+                            "id": "multimem-st-async",
+                            "when": {},
+                            "targets": ["sm_100+"],
+                            "since": "9.3",
+                        },
+                    ],
+                    "wrappers": [{"name": "multimem_st_async", "when": {}}],
+                },
+                {
+                    "name": "multimem.red.async",
+                    "id": "multimem_red_async",
+                    "qualifiers": [
+                        {"name": "sem", "text": ".{}", "values": ["release"]},
+                        {"name": "scope", "text": ".{}", "values": ["gpu", "sys"]},
+                        {"name": "space", "text": ".{}", "values": ["global"], "optional": True},
+                        {"name": "op", "text": ".{}", "values": ["add"]},
+                        {"name": "type", "text": ".{}", "values": ["u32", "s32", "u64"]},
+                    ],
+                    "operands": [
+                        {"name": "a", "kind": "address", "type": "b64", "access": "write"},
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {"u32": "b32", "s32": "s32", "u64": "b64"},
+                            },
+                        },
+                    ],
+                    "gates": [
+                        {
+                            "id": "multimem-red-async",
+                            "when": {},
+                            "targets": ["sm_100+"],
+                            "since": "9.3",
+                        },
+                    ],
+                    "wrappers": [{"name": "multimem_red_async", "when": {}}],
                 },
             ],
         },
@@ -12488,6 +12728,57 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     ],
                 },
                 {
+                    "name": "barrier",
+                    "id": "barrier_red",
+                    "spelling": {"fixed": ["cta", {"qualifier": "action", "values": ["red"]}]},
+                    "alias_names": [{"name": "bar", "sets": {"aligned": True}}],
+                    "qualifiers": [
+                        {"name": "cta", "text": ".cta", "flag": True},
+                        {"name": "action", "text": ".{}", "values": ["red"]},
+                        {"name": "op", "text": ".{}", "values": ["popc", "and", "or"]},
+                        {"name": "aligned", "text": ".aligned", "flag": True},
+                        {"name": "type", "text": ".{}", "values": ["u32", "pred"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": "b32",
+                            "when": {"type": "u32"},
+                        },
+                        {"name": "p", "kind": "predicate", "io": "out", "when": {"type": "pred"}},
+                        {"name": "a", "kind": "register", "type": "b32", "immediate": "allowed"},
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "type": "b32",
+                            "immediate": "allowed",
+                            "optional": True,
+                        },
+                        {"name": "c", "kind": "predicate"},
+                    ],
+                    "rules": [
+                        {
+                            "id": "popc-u32",
+                            "when": {"op": "popc"},
+                            "require": {"type": "u32"},
+                            "message": ".popc takes .u32",
+                        },
+                        {
+                            "id": "and-or-pred",
+                            "when": {"op": ["and", "or"]},
+                            "require": {"type": "pred"},
+                            "message": ".and and .or take .pred",
+                        },
+                    ],
+                    "gates": [{"id": "cta", "when": {"cta": True}, "since": "7.8"}],
+                    "wrappers": [
+                        {"name": "barrier_red_popc", "when": {"op": "popc"}},
+                        {"name": "barrier_red", "when": {"op": ["and", "or"]}},
+                    ],
+                },
+                {
                     "name": "elect.sync",
                     "id": "elect_sync",
                     "qualifiers": [],
@@ -12625,6 +12916,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "b3::lastuse",
                                 "b3::discard",
                             ],
+                            "optional": True,
+                        },
+                        {
+                            "name": "collector_b",
+                            "text": ".collector::{}",
+                            "values": ["b::fill", "b::use", "b::lastuse", "b::discard"],
                             "optional": True,
                         },
                     ],
@@ -12855,6 +13152,26 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "message": (
                                 "tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not "
                                 ".collector::a::op"
+                            ),
+                        },
+                        {
+                            "id": "collector-b-without-ws",
+                            "when": {"ws": True},
+                            "require": {"collector_b": "none"},
+                            "message": (
+                                ".collector::b::op is not for tcgen05.mma.ws (it names buffer "
+                                "b0-b3 in .collector::bN::op)"
+                            ),
+                        },
+                        {
+                            "id": "collector-b-kinds",
+                            "when": {
+                                "collector_b": ["b::fill", "b::use", "b::lastuse", "b::discard"],
+                            },
+                            "forbid": {"kind": "i8"},
+                            "message": (
+                                ".collector::b::op is an sm_107 qualifier, and .kind::i8 does "
+                                "not exist there"
                             ),
                         },
                         {
@@ -13172,6 +13489,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "decompress-lut-b",
                             "when": {"decompress": True},
+                            "since": "9.4",
+                            "targets": ["sm_107a", "sm_107f"],
+                        },
+                        {
+                            "id": "collector-b",
+                            "when": {
+                                "collector_b": ["b::fill", "b::use", "b::lastuse", "b::discard"],
+                            },
                             "since": "9.4",
                             "targets": ["sm_107a", "sm_107f"],
                         },
@@ -15250,9 +15575,11 @@ FORM_COUNTS: dict[str, int] = {
     "mov_pred": 1,
     "mov_pack": 5,
     "mov_unpack": 5,
-    "multimem_ld_reduce": 690,
-    "multimem_st": 220,
-    "multimem_red": 297,
+    "multimem_ld_reduce": 2660,
+    "multimem_st": 760,
+    "multimem_red": 594,
+    "multimem_st_async": 56,
+    "multimem_red_async": 12,
     "prefetch_line": 13,
     "prefetchu_line": 1,
     "mov_special": 101,
@@ -15261,8 +15588,9 @@ FORM_COUNTS: dict[str, int] = {
     "barrier_cluster": 10,
     "mapa_address": 4,
     "barrier_named": 12,
+    "barrier_red": 24,
     "elect_sync": 2,
-    "tcgen05_mma": 1908,
+    "tcgen05_mma": 6404,
     "tcgen05_alloc": 8,
     "tcgen05_dealloc": 4,
     "tcgen05_relinquish_alloc_permit": 2,
@@ -15484,11 +15812,15 @@ FORM_DIGESTS: dict[str, str] = {
     "mov_unpack":
         "80b6b7d04bbc801243041e9080b41597a070ddb6e3906bf4deb9e182012078b7",
     "multimem_ld_reduce":
-        "6cfd7a2f288ffea7c10e98cadb46c967caa56f18a9b4ade59e063943aca43a08",
+        "e48b681fca3eb067821de87e0c8ef85c479d7897d936b5d3c9cdd34adccaa2e8",
     "multimem_st":
-        "345bd59eb6d134458e868a87cd851ff4fbd89568de0bc39ded69b65e9decba31",
+        "324f322538cdc767f5cf0c047b1fb7e7e83ad637a1b122297f1cf842a43f6c29",
     "multimem_red":
-        "e1cce9a7871fe9f8ae7ff6006274bd5c9e90c072cf2b55632baeac5a713b4458",
+        "e190d3536cd16e06707521f42577e46ed78501815167d046f59cd651d8b4e4c9",
+    "multimem_st_async":
+        "52f0078bbf361b31bdea268524c83a7bdad497c1305a4507b7a7bc27015fa1b3",
+    "multimem_red_async":
+        "65becd36e4b9ea7ca873cae616ad7059de7db4fdbbd009efe72b3dc24da53c5f",
     "prefetch_line":
         "79af833c396b4987cf8a56e52f92bc76412b4330918f8af7425f1d78605c54a8",
     "prefetchu_line":
@@ -15505,10 +15837,12 @@ FORM_DIGESTS: dict[str, str] = {
         "c70a146dd29d8c03d1220d850a243e52c3a127a1b0dea9f8df9266a277ebe94c",
     "barrier_named":
         "35ea3f5a5e09cc806afd75ef59d88c023daec08773a2be905ba9bb2015952c2f",
+    "barrier_red":
+        "01ee6dd66e8f98c1e5b5eeb35705604411035719550c4e4ac52088b702b8fe97",
     "elect_sync":
         "2746ca62bf333e60c33f589089e2474a0481623bfaa76c788b8128e328c052c9",
     "tcgen05_mma":
-        "28d024d03658e0ac6169bf8e1232f48f8cd8a8cc72ce116e12afbcfb73a7b3fc",
+        "3ee42c987b1a74ea559fc2463d1e00fa423c93a80c46d019c09a809c8796542f",
     "tcgen05_alloc":
         "be44edb35ae896affa92a30a4963c0d7ab30b1e9e3b38d10370ab64554462272",
     "tcgen05_dealloc":
@@ -19581,6 +19915,7 @@ def multimem_ld_reduce(
     scope: str | None = None,
     space: str | None = None,
     acc: bool = False,
+    acc_f16: bool = False,
     vec: str | None = None,
     d: str | None = None,
     v: Sequence[str] | None = None,
@@ -19601,8 +19936,10 @@ def multimem_ld_reduce(
         space: one of global (None leaves it out).
         op: one of min, max, add, and, or, xor.
         acc: True writes .acc::f32. accumulate 16-bit floating-point values in f32
+        acc_f16: True writes .acc::f16. accumulate 8-bit floating-point values in f16
         vec: one of v2, v4, v8 (None leaves it out).
-        type: one of b32, b64, u32, u64, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64.
+        type: one of b32, b64, u32, u64, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64, e5m2,
+            e5m2x2, e5m2x4, e4m3, e4m3x2, e4m3x4.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the reduction (only when vec = none).
@@ -19618,6 +19955,7 @@ def multimem_ld_reduce(
         "scope": scope,
         "space": space,
         "acc": acc,
+        "acc_f16": acc_f16,
         "vec": vec,
         "d": d,
         "v": v,
@@ -19649,12 +19987,13 @@ def multimem_st(
         scope: one of cta, cluster, gpu, sys (None leaves it out).
         space: one of global (None leaves it out).
         vec: one of v2, v4, v8 (None leaves it out).
-        type: one of b32, b64, u32, u64, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64.
+        type: one of b32, b64, u32, u64, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64, e5m2,
+            e5m2x2, e5m2x4, e4m3, e4m3x2, e4m3x4.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         a: the multimem address.
         b: the value stored (only when vec = none).
-        v: the value storeds (only when vec = {v2, v4, v8}).
+        v: the values stored (only when vec = {v2, v4, v8}).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
 
@@ -19717,6 +20056,90 @@ def multimem_red(
         "op": op,
         "type": type,
         "a": a,
+    }, ptx_isa)
+
+
+def multimem_st_async(
+    *,
+    sem: str = "release",
+    space: str | None = None,
+    scope: str,
+    type: str,
+    a: str,
+    b: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``multimem.st.async``: asynchronous release store to every location of a multimem
+    address.
+
+    Starts a store of b to all the memory locations the multimem address a maps and does not
+    wait for it: a strong store with .release semantics at .scope (.gpu or .sys).
+
+    Qualifiers:
+        sem: one of release.
+        scope: one of gpu, sys.
+        space: one of global (None leaves it out).
+        type: one of b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        a: the multimem address.
+        b: the value stored.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("multimem_st_async"), {
+        "sem": sem,
+        "space": space,
+        "scope": scope,
+        "type": type,
+        "a": a,
+        "b": b,
+    }, ptx_isa)
+
+
+def multimem_red_async(
+    *,
+    sem: str = "release",
+    space: str | None = None,
+    op: str = "add",
+    scope: str,
+    type: str,
+    a: str,
+    b: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``multimem.red.async``: asynchronous release reduction into every location of a multimem
+    address.
+
+    Starts the reduction .add with b on all the memory locations the multimem address a maps
+    and does not wait for it: a strong operation with .release semantics at .scope (.gpu or
+    .sys).
+
+    Qualifiers:
+        sem: one of release.
+        scope: one of gpu, sys.
+        space: one of global (None leaves it out).
+        op: one of add.
+        type: one of u32, s32, u64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        a: the multimem address.
+        b: the operand.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("multimem_red_async"), {
+        "sem": sem,
+        "space": space,
+        "op": op,
+        "scope": scope,
+        "type": type,
+        "a": a,
+        "b": b,
     }, ptx_isa)
 
 
@@ -21812,6 +22235,62 @@ def barrier_named(
     }, ptx_isa)
 
 
+def barrier_red(
+    *,
+    cta: bool = False,
+    action: str = "red",
+    aligned: bool = False,
+    d: str | None = None,
+    p: str | None = None,
+    b: str | int | None = None,
+    op: str,
+    type: str,
+    a: str | int,
+    c: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``barrier``: named barrier of the CTA with a reduction (barrier.red).
+
+    barrier.red waits, as barrier.sync does, until b threads (all threads of the CTA when b
+    is left out; a multiple of the warp size) have arrived at barrier a (0-15), and combines
+    the predicate c of every participating thread: .popc counts the threads whose c is true
+    (into d), .and is true when all are, .or when any is (into p). .aligned: every thread of
+    the warp executes it. .cta (PTX ISA 7.8) names the scope explicitly. Not to be mixed with
+    barrier.sync or barrier.arrive on the same active barrier.
+
+    Qualifiers:
+        cta: True writes .cta. the explicit .cta scope (PTX ISA 7.8)
+        action: one of red.
+        op: one of popc, and, or.
+        aligned: True writes .aligned.
+        type: one of u32, pred.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the number of participating threads whose c is true (only when type = u32).
+        p: whether c is true in all (.and) or any (.or) of the participating threads (only
+            when type = pred).
+        a: the barrier number.
+        b: the number of participating threads, a multiple of the warp size (optional).
+        c: this thread's predicate (write !c in the PTX to combine its complement).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("barrier_red"), {
+        "cta": cta,
+        "action": action,
+        "aligned": aligned,
+        "d": d,
+        "p": p,
+        "b": b,
+        "op": op,
+        "type": type,
+        "a": a,
+        "c": c,
+    }, ptx_isa)
+
+
 def elect_sync(
     *,
     lane: str | None = None,
@@ -21857,6 +22336,7 @@ def tcgen05_mma(
     scale_vectorsize: str | None = None,
     ashift: bool = False,
     collector_usage: str | None = None,
+    collector_b: str | None = None,
     a_desc: str | None = None,
     a_tmem: str | None = None,
     lut_tmem: str | None = None,
@@ -21904,6 +22384,9 @@ def tcgen05_mma(
             b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard
             (None leaves it out). use of the collector buffer: for matrix A (a::op, default
             a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+        collector_b: one of b::fill, b::use, b::lastuse, b::discard (None leaves it out). use
+            of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A:
+            fill, use, lastuse or discard (the default)
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor:
@@ -21944,6 +22427,7 @@ def tcgen05_mma(
         "scale_vectorsize": scale_vectorsize,
         "ashift": ashift,
         "collector_usage": collector_usage,
+        "collector_b": collector_b,
         "a_desc": a_desc,
         "a_tmem": a_tmem,
         "lut_tmem": lut_tmem,
@@ -23015,6 +23499,7 @@ __all__ = [
     "atom_scalar",
     "barrier_cluster",
     "barrier_named",
+    "barrier_red",
     "bfe_extract",
     "bfi_insert",
     "bfind_op",
@@ -23087,7 +23572,9 @@ __all__ = [
     "mul_arith",
     "multimem_ld_reduce",
     "multimem_red",
+    "multimem_red_async",
     "multimem_st",
+    "multimem_st_async",
     "nanosleep_wait",
     "neg_arith",
     "not_op",
