@@ -1,8 +1,9 @@
 """The PTX ISA 9.4 document's multimem (fp8 types, .acc::f16, generic addresses,
-multimem.st.async / multimem.red.async), barrier.red, tcgen05.mma's .collector::b::op and
-spcompress's descriptor (Table 38), held against the spec, ptxas 13.0 and ptxas 13.5
-(issue 25). The whole matrix of these files is `python benchmarks/dev_matrix.py
-multimem.yaml sync.yaml tcgen05_mma.yaml`; here one statement of each new form."""
+multimem.st.async / multimem.red.async), barrier.red, tcgen05.mma's .collector::b::op,
+spcompress's descriptor (Table 38), the .u8x4/.s8x4 integer forms and the .pred logic
+forms, held against the spec, ptxas 13.0 and ptxas 13.5 (issue 25). The whole matrix of
+these files is `python benchmarks/dev_matrix.py multimem.yaml sync.yaml tcgen05_mma.yaml
+arith.yaml logic.yaml`; here one statement of each kind of new form."""
 
 from __future__ import annotations
 
@@ -63,6 +64,11 @@ NEW_FORMS = [
                                              op="add", type="u64", a="x", b="ad")),
     ("sm_75", "7.8", ptx.barrier_red(cta=True, op="or", type="pred", p="p", a=1, b=64, c="q")),
     ("sm_75", "6.3", ptx.barrier_red(op="popc", aligned=True, type="u32", d="d", a="r1", c="q")),
+    ("sm_120f", "9.2", ptx.add_arith(sat=True, type="s8x4", d="r0", a="r1", b="r2")),
+    ("sm_120f", "9.2", ptx.add_arith(sat=True, type="u32", d="r0", a="r1", b="r2")),
+    ("sm_120f", "9.2", ptx.max_arith(relu=True, type="s8x4", d="r0", a="r1", b="r2")),
+    ("sm_107f", "9.4", ptx.neg_arith(type="s8x4", d="r0", a="r1")),
+    ("sm_75", "6.3", ptx.xor_op(type="pred", p="p", q="q", r="p")),
     ("sm_107a", "9.4", ptx.tcgen05_mma(cta_group=1, kind="ti16", collector_usage="a::fill",
                                        collector_b="b::lastuse", d_tmem="r0", a_desc="ad",
                                        b_desc="bd", idesc="i", enable_input_d="p")),
@@ -92,6 +98,8 @@ def test_the_gates_are_ptxas_135s(tmp_path: Path) -> None:
     multimem types not on sm_100 (not a or f), the async multimem forms from 9.3."""
     ptxas = toolkits.require("ptxas", "13.5")
     tmp = tmp_path
+    assert "not supported on .target 'sm_110f'" in _assemble(ptxas, tmp, "sm_110f", "9.4",
+                                                            "add.u8x4 r0, r1, r2;")
     collector_b = NEW_FORMS[-1][2]
     assert "Illegal modifier '.collector::b::lastuse'" in _assemble(
         ptxas, tmp, "sm_100a", "9.4", collector_b.replace("kind::ti16", "kind::f16"))

@@ -193,9 +193,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "add",
                     "id": "add_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {
@@ -225,6 +224,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "s32",
                                 "u16x2",
                                 "s16x2",
+                                "u8x4",
+                                "s8x4",
                             ],
                         },
                         {
@@ -257,6 +258,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s32": "s32",
                                     "u16x2": "b32",
                                     "s16x2": "b32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                 },
                             },
                         },
@@ -284,6 +287,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                         "s32": "s32",
                                         "u16x2": "b32",
                                         "s16x2": "b32",
+                                        "u8x4": "b32",
+                                        "s8x4": "b32",
                                     },
                                 },
                             },
@@ -309,6 +314,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s32": "s32",
                                     "u16x2": "b32",
                                     "s16x2": "b32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                 },
                             },
                         },
@@ -361,6 +368,18 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "since": "8.0",
                         },
                         {
+                            "id": "int-x4",
+                            "match": {"sat": [False, True], "type": ["u8x4", "s8x4"]},
+                            "targets": ["sm_107f", "sm_120f"],
+                            "since": "9.2",
+                        },
+                        {
+                            "id": "int-sat-9.2",
+                            "match": {"sat": True, "type": ["u32", "u16x2", "s16x2"]},
+                            "targets": ["sm_107f", "sm_120f"],
+                            "since": "9.2",
+                        },
+                        {
                             "id": "mixed",
                             "match": {
                                 "rnd": ["none", "rn", "rz", "rm", "rp"],
@@ -389,6 +408,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "add_s32", "when": {"type": "s32", "atype": "none"}},
                         {"name": "add_u16x2", "when": {"type": "u16x2", "atype": "none"}},
                         {"name": "add_s16x2", "when": {"type": "s16x2", "atype": "none"}},
+                        {"name": "add_u8x4", "when": {"type": "u8x4", "atype": "none"}},
+                        {"name": "add_s8x4", "when": {"type": "s8x4", "atype": "none"}},
                         {"name": "add_f32_f16", "when": {"type": "f32", "atype": "f16"}},
                         {"name": "add_f32_bf16", "when": {"type": "f32", "atype": "bf16"}},
                     ],
@@ -397,9 +418,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "sub",
                     "id": "sub_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {
@@ -427,6 +447,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "s16",
                                 "s64",
                                 "s32",
+                                "u8x4",
+                                "s8x4",
                             ],
                         },
                         {
@@ -457,6 +479,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s16": "b16",
                                     "s64": "b64",
                                     "s32": "s32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                 },
                             },
                         },
@@ -482,6 +506,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                         "s16": "b16",
                                         "s64": "b64",
                                         "s32": "s32",
+                                        "u8x4": "b32",
+                                        "s8x4": "b32",
                                     },
                                 },
                             },
@@ -505,6 +531,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s16": "b16",
                                     "s64": "b64",
                                     "s32": "s32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                 },
                             },
                         },
@@ -551,6 +579,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"id": "int", "match": {"type": ["u16", "u32", "u64", "s16", "s64"]}},
                         {"id": "int-s32", "match": {"sat": [False, True], "type": "s32"}},
                         {
+                            "id": "int-x4",
+                            "match": {"sat": [False, True], "type": ["u8x4", "s8x4"]},
+                            "targets": ["sm_107f", "sm_120f"],
+                            "since": "9.2",
+                        },
+                        {
                             "id": "mixed",
                             "match": {
                                 "rnd": ["none", "rn", "rz", "rm", "rp"],
@@ -577,6 +611,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "sub_s16", "when": {"type": "s16", "atype": "none"}},
                         {"name": "sub_s64", "when": {"type": "s64", "atype": "none"}},
                         {"name": "sub_s32", "when": {"type": "s32", "atype": "none"}},
+                        {"name": "sub_u8x4", "when": {"type": "u8x4", "atype": "none"}},
+                        {"name": "sub_s8x4", "when": {"type": "s8x4", "atype": "none"}},
                         {"name": "sub_f32_f16", "when": {"type": "f32", "atype": "f16"}},
                         {"name": "sub_f32_bf16", "when": {"type": "f32", "atype": "bf16"}},
                     ],
@@ -585,9 +621,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "mul",
                     "id": "mul_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {
@@ -779,9 +814,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "mad",
                     "id": "mad_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {"name": "mode", "text": ".{}", "values": ["hi", "lo", "wide"]},
@@ -912,9 +946,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "fma",
                     "id": "fma_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {"name": "rnd", "text": ".{}", "values": ["rn", "rz", "rm", "rp"]},
@@ -1088,9 +1121,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "min",
                     "id": "min_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
@@ -1114,6 +1146,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "s64",
                                 "s16x2",
                                 "u16x2",
+                                "u8x4",
+                                "s8x4",
                                 "f32",
                                 "f64",
                                 "f16",
@@ -1139,6 +1173,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "s16x2": "b32",
                                     "u16x2": "b32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1162,6 +1198,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "s16x2": "b32",
                                     "u16x2": "b32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1185,6 +1223,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "s16x2": "b32",
                                     "u16x2": "b32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1215,6 +1255,18 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "match": {"type": "u16x2", "c": False},
                             "targets": ["sm_90+"],
                             "since": "8.0",
+                        },
+                        {
+                            "id": "int-x4",
+                            "match": {"type": "u8x4", "c": False},
+                            "targets": ["sm_107f", "sm_120f"],
+                            "since": "9.2",
+                        },
+                        {
+                            "id": "int-s8x4",
+                            "match": {"relu": [False, True], "type": "s8x4", "c": False},
+                            "targets": ["sm_107f", "sm_120f"],
+                            "since": "9.2",
                         },
                         {
                             "id": "int-relu",
@@ -1293,6 +1345,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "min_s64", "when": {"type": "s64"}},
                         {"name": "min_s16x2", "when": {"type": "s16x2"}},
                         {"name": "min_u16x2", "when": {"type": "u16x2"}},
+                        {"name": "min_u8x4", "when": {"type": "u8x4"}},
+                        {"name": "min_s8x4", "when": {"type": "s8x4"}},
                         {"name": "min_f32", "when": {"type": "f32"}},
                         {"name": "min_f64", "when": {"type": "f64"}},
                         {"name": "min_f16", "when": {"type": "f16"}},
@@ -1305,9 +1359,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "max",
                     "id": "max_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
@@ -1331,6 +1384,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "s64",
                                 "s16x2",
                                 "u16x2",
+                                "u8x4",
+                                "s8x4",
                                 "f32",
                                 "f64",
                                 "f16",
@@ -1356,6 +1411,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "s16x2": "b32",
                                     "u16x2": "b32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1379,6 +1436,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "s16x2": "b32",
                                     "u16x2": "b32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1402,6 +1461,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "s16x2": "b32",
                                     "u16x2": "b32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1432,6 +1493,18 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "match": {"type": "u16x2", "c": False},
                             "targets": ["sm_90+"],
                             "since": "8.0",
+                        },
+                        {
+                            "id": "int-x4",
+                            "match": {"type": "u8x4", "c": False},
+                            "targets": ["sm_107f", "sm_120f"],
+                            "since": "9.2",
+                        },
+                        {
+                            "id": "int-s8x4",
+                            "match": {"relu": [False, True], "type": "s8x4", "c": False},
+                            "targets": ["sm_107f", "sm_120f"],
+                            "since": "9.2",
                         },
                         {
                             "id": "int-relu",
@@ -1510,6 +1583,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "max_s64", "when": {"type": "s64"}},
                         {"name": "max_s16x2", "when": {"type": "s16x2"}},
                         {"name": "max_u16x2", "when": {"type": "u16x2"}},
+                        {"name": "max_u8x4", "when": {"type": "u8x4"}},
+                        {"name": "max_s8x4", "when": {"type": "s8x4"}},
                         {"name": "max_f32", "when": {"type": "f32"}},
                         {"name": "max_f64", "when": {"type": "f64"}},
                         {"name": "max_f16", "when": {"type": "f16"}},
@@ -1522,9 +1597,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "neg",
                     "id": "neg_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
@@ -1535,6 +1609,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "s16",
                                 "s32",
                                 "s64",
+                                "s8x4",
                                 "f32",
                                 "f64",
                                 "f16",
@@ -1555,6 +1630,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s16": "b16",
                                     "s32": "s32",
                                     "s64": "b64",
+                                    "s8x4": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1573,6 +1649,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s16": "b16",
                                     "s32": "s32",
                                     "s64": "b64",
+                                    "s8x4": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1585,6 +1662,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     ],
                     "combinations": [
                         {"id": "int", "match": {"type": ["s16", "s32", "s64"]}},
+                        {
+                            "id": "int-x4",
+                            "match": {"type": "s8x4"},
+                            "targets": ["sm_107f", "sm_120f"],
+                            "since": "9.2",
+                        },
                         {"id": "f32", "match": {"ftz": [False, True], "type": "f32"}},
                         {"id": "f64", "match": {"type": "f64"}},
                         {"id": "f16", "match": {"ftz": [False, True], "type": ["f16", "f16x2"]}},
@@ -1600,6 +1683,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "neg_s16", "when": {"type": "s16"}},
                         {"name": "neg_s32", "when": {"type": "s32"}},
                         {"name": "neg_s64", "when": {"type": "s64"}},
+                        {"name": "neg_s8x4", "when": {"type": "s8x4"}},
                         {"name": "neg_f32", "when": {"type": "f32"}},
                         {"name": "neg_f64", "when": {"type": "f64"}},
                         {"name": "neg_f16", "when": {"type": "f16"}},
@@ -1612,9 +1696,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "abs",
                     "id": "abs_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
@@ -1700,6 +1783,23 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "abs_bf16", "when": {"type": "bf16"}},
                         {"name": "abs_bf16x2", "when": {"type": "bf16x2"}},
                     ],
+                },
+            ],
+            "doc_errata": [
+                {
+                    "id": "neg-u8x4",
+                    "proposal": "instruction:neg_arith:release:9.2:.u8x4",
+                    "location": {"section": "13.3", "ptx_isa": "9.4"},
+                    "says": (
+                        "the PTX ISA 9.2 release notes add .u8x4 and .s8x4 to add, sub, min, "
+                        "max and neg"
+                    ),
+                    "evidence": (
+                        "neg's own syntax (9.7.1.12) lists .s8x4 only, and ptxas 13.5 refuses "
+                        "neg.u8x4 on every target at PTX ISA 9.2-9.4 (neg.s8x4 assembles on "
+                        "sm_120f at 9.2); ptxas 13.0 reads PTX ISA 9.0 at most"
+                    ),
+                    "ptxas": "Unexpected instruction types specified for 'neg'",
                 },
             ],
         },
@@ -6545,18 +6645,16 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "and",
                     "id": "and_op",
-                    "partial": (
-                        "not yet: the .pred forms of and / or / xor / not, setp with a "
-                        ".BoolOp or p|q, half-precision setp, set"
-                    ),
+                    "partial": "not yet: setp with a .BoolOp or p|q, half-precision setp, set",
                     "qualifiers": [
-                        {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
+                        {"name": "type", "text": ".{}", "values": ["pred", "b16", "b32", "b64"]},
                     ],
                     "operands": [
                         {
                             "name": "d",
                             "kind": "register",
                             "io": "out",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
@@ -6565,6 +6663,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "a",
                             "kind": "register",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
@@ -6574,15 +6673,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "b",
                             "kind": "register",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
                             },
                             "immediate": "allowed",
                         },
+                        {"name": "p", "kind": "predicate", "io": "out", "when": {"type": "pred"}},
+                        {"name": "q", "kind": "predicate", "when": {"type": "pred"}},
+                        {"name": "r", "kind": "predicate", "when": {"type": "pred"}},
                     ],
                     "gates": [{"id": "and", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
                     "wrappers": [
+                        {"name": "and_pred", "when": {"type": "pred"}},
                         {"name": "and_b16", "when": {"type": "b16"}},
                         {"name": "and_b32", "when": {"type": "b32"}},
                         {"name": "and_b64", "when": {"type": "b64"}},
@@ -6591,18 +6695,16 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "or",
                     "id": "or_op",
-                    "partial": (
-                        "not yet: the .pred forms of and / or / xor / not, setp with a "
-                        ".BoolOp or p|q, half-precision setp, set"
-                    ),
+                    "partial": "not yet: setp with a .BoolOp or p|q, half-precision setp, set",
                     "qualifiers": [
-                        {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
+                        {"name": "type", "text": ".{}", "values": ["pred", "b16", "b32", "b64"]},
                     ],
                     "operands": [
                         {
                             "name": "d",
                             "kind": "register",
                             "io": "out",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
@@ -6611,6 +6713,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "a",
                             "kind": "register",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
@@ -6620,15 +6723,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "b",
                             "kind": "register",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
                             },
                             "immediate": "allowed",
                         },
+                        {"name": "p", "kind": "predicate", "io": "out", "when": {"type": "pred"}},
+                        {"name": "q", "kind": "predicate", "when": {"type": "pred"}},
+                        {"name": "r", "kind": "predicate", "when": {"type": "pred"}},
                     ],
                     "gates": [{"id": "or", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
                     "wrappers": [
+                        {"name": "or_pred", "when": {"type": "pred"}},
                         {"name": "or_b16", "when": {"type": "b16"}},
                         {"name": "or_b32", "when": {"type": "b32"}},
                         {"name": "or_b64", "when": {"type": "b64"}},
@@ -6637,18 +6745,16 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "xor",
                     "id": "xor_op",
-                    "partial": (
-                        "not yet: the .pred forms of and / or / xor / not, setp with a "
-                        ".BoolOp or p|q, half-precision setp, set"
-                    ),
+                    "partial": "not yet: setp with a .BoolOp or p|q, half-precision setp, set",
                     "qualifiers": [
-                        {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
+                        {"name": "type", "text": ".{}", "values": ["pred", "b16", "b32", "b64"]},
                     ],
                     "operands": [
                         {
                             "name": "d",
                             "kind": "register",
                             "io": "out",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
@@ -6657,6 +6763,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "a",
                             "kind": "register",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
@@ -6666,15 +6773,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "b",
                             "kind": "register",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
                             },
                             "immediate": "allowed",
                         },
+                        {"name": "p", "kind": "predicate", "io": "out", "when": {"type": "pred"}},
+                        {"name": "q", "kind": "predicate", "when": {"type": "pred"}},
+                        {"name": "r", "kind": "predicate", "when": {"type": "pred"}},
                     ],
                     "gates": [{"id": "xor", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
                     "wrappers": [
+                        {"name": "xor_pred", "when": {"type": "pred"}},
                         {"name": "xor_b16", "when": {"type": "b16"}},
                         {"name": "xor_b32", "when": {"type": "b32"}},
                         {"name": "xor_b64", "when": {"type": "b64"}},
@@ -6683,18 +6795,16 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "not",
                     "id": "not_op",
-                    "partial": (
-                        "not yet: the .pred forms of and / or / xor / not, setp with a "
-                        ".BoolOp or p|q, half-precision setp, set"
-                    ),
+                    "partial": "not yet: setp with a .BoolOp or p|q, half-precision setp, set",
                     "qualifiers": [
-                        {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
+                        {"name": "type", "text": ".{}", "values": ["pred", "b16", "b32", "b64"]},
                     ],
                     "operands": [
                         {
                             "name": "d",
                             "kind": "register",
                             "io": "out",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
@@ -6703,14 +6813,18 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "a",
                             "kind": "register",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
                             },
                         },
+                        {"name": "p", "kind": "predicate", "io": "out", "when": {"type": "pred"}},
+                        {"name": "q", "kind": "predicate", "when": {"type": "pred"}},
                     ],
                     "gates": [{"id": "not", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
                     "wrappers": [
+                        {"name": "not_pred", "when": {"type": "pred"}},
                         {"name": "not_b16", "when": {"type": "b16"}},
                         {"name": "not_b32", "when": {"type": "b32"}},
                         {"name": "not_b64", "when": {"type": "b64"}},
@@ -14978,6 +15092,48 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "wrappers": [{"name": "redux_sync", "when": {}}],
                 },
             ],
+            "doc_errata": [
+                {
+                    "id": "shfl-without-sync",
+                    "proposal": "instruction:shfl_sync:template:shfl.mode.b32",
+                    "location": {"section": "9.7.10.5", "ptx_isa": "9.4"},
+                    "says": (
+                        "shfl.mode.b32 d[|p], a, b, c (the deprecated shfl without .sync, "
+                        "section \"shfl (deprecated)\"), whose own notes say it is not "
+                        "supported on sm_70 or higher from PTX ISA 6.4"
+                    ),
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse it on every target of the support matrix "
+                        "(sm_75 and later) from PTX ISA 6.4 and warn at 6.3 that it \"may "
+                        "produce unpredictable results on sm_70 and later architectures\": "
+                        "the spec offers shfl.sync only, not a deprecated form with one "
+                        "matrix point"
+                    ),
+                    "ptxas": (
+                        "Instruction 'shfl' without '.sync' is not supported on .target sm_70 "
+                        "and higher from PTX ISA version 6.4"
+                    ),
+                },
+                {
+                    "id": "vote-without-sync",
+                    "proposal": "instruction:vote_sync:template:vote.mode.pred",
+                    "location": {"section": "9.7.15.9", "ptx_isa": "9.4"},
+                    "says": (
+                        "vote.mode.pred d, {!}a (the deprecated vote without .sync, section "
+                        "\"vote (deprecated)\"), whose own notes say it is not supported on "
+                        "sm_70 or higher from PTX ISA 6.4"
+                    ),
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse it on every target of the support matrix "
+                        "(sm_75 and later) from PTX ISA 6.4 and warn at 6.3: the spec offers "
+                        "vote.sync only"
+                    ),
+                    "ptxas": (
+                        "Instruction 'vote' without '.sync' is not supported on .target sm_70 "
+                        "and higher from PTX ISA version 6.4"
+                    ),
+                },
+            ],
         },
     ),
     (
@@ -15483,14 +15639,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
 # Number of valid forms per instruction and a digest of the forms with their
 # support matrices, as the generator's model computed them.
 FORM_COUNTS: dict[str, int] = {
-    "add_arith": 84,
-    "sub_arith": 82,
+    "add_arith": 91,
+    "sub_arith": 86,
     "mul_arith": 71,
     "mad_arith": 17,
     "fma_arith": 60,
-    "min_arith": 51,
-    "max_arith": 51,
-    "neg_arith": 12,
+    "min_arith": 54,
+    "max_arith": 54,
+    "neg_arith": 13,
     "abs_arith": 12,
     "atom_scalar": 3535,
     "red_scalar": 1950,
@@ -15527,10 +15683,10 @@ FORM_COUNTS: dict[str, int] = {
     "store": 3792,
     "ldmatrix": 63,
     "stmatrix": 27,
-    "and_op": 3,
-    "or_op": 3,
-    "xor_op": 3,
-    "not_op": 3,
+    "and_op": 4,
+    "or_op": 4,
+    "xor_op": 4,
+    "not_op": 4,
     "cnot_op": 3,
     "shl_op": 3,
     "shr_op": 9,
@@ -15618,9 +15774,9 @@ FORM_COUNTS: dict[str, int] = {
 }
 FORM_DIGESTS: dict[str, str] = {
     "add_arith":
-        "b3ccc4cc247b4e8955069db83670abc65dfd9918a06dfc849025e3c17bf607a2",
+        "5ea1615ce9731569120642849823c1591c9f1f8cea83efd2f914023efbc083e0",
     "sub_arith":
-        "0da2181a7222dcbcf2eafb778f194cf71e5f7d30b014fe4c3109bf5b962b446e",
+        "4a9c564391154304d49a844d5566ddf230e3458f993c46ac7362ffd87bacc5b4",
     "mul_arith":
         "000161f24ffae5cc5222a71e1074259878dfe2259c62fc1183f1a3dd5734f1ef",
     "mad_arith":
@@ -15628,11 +15784,11 @@ FORM_DIGESTS: dict[str, str] = {
     "fma_arith":
         "314099a36d681f5e74c37512a05c7b32219429bbf3a4fa962bfc273f107b9383",
     "min_arith":
-        "2f67b693b08f647b29fd509b961d4435380573996dced9299e191f167d831aa3",
+        "15771b0df2f0e58200adb60e22ca5f5c5de0790b8b081b276c0c1245abe7d70b",
     "max_arith":
-        "e8e82dfa7d850758a8b3251e78329e6b62e22a136fe4dc9958053b92aafa14b7",
+        "0b1689094a58b7df69092242fa6a73f8b171335b84eb6c47b047d216d140e266",
     "neg_arith":
-        "1032ce0abe4dfd9f5be20be176cd32938717c40a968843710b4094f639a07efc",
+        "a63768e7d06ca41039b9dae4223dccf1369bf09a1f9e15f7736306c128448aec",
     "abs_arith":
         "c950a5b63988a693bac90bd4be140495873caafee035a132570ba8768b0596c7",
     "atom_scalar":
@@ -15716,13 +15872,13 @@ FORM_DIGESTS: dict[str, str] = {
     "stmatrix":
         "888fc816b0a4413eaab9a6dfd2198da689712645f8eefe500e95d1c66424814b",
     "and_op":
-        "387d30e07cdb4f1333a051c368932a508ca5ef57f381404a784c6fe3d2eb791d",
+        "55df24bc8ad4b52d3a00608f42f600776c178d1a8664c8db5c3d7175363c1084",
     "or_op":
-        "cf3dc369922286ae21afeff0caeb8c11e90db5d291bbc794b58e961832a76ea6",
+        "02efb7d3f740fdb66cdf08aafb02497dfd4e69ef2e28d3d49d07f191bab13ccf",
     "xor_op":
-        "84faf11139fbc2b4587e263e3de7afecb7708d950f703fb190537260c4d694c2",
+        "899106de32f631a7a41938cd04b9dd5add6088bdd89090e99b10a95e97c2bdca",
     "not_op":
-        "c18517ca8afe12a2e7ec5a3a41e211edb078b19daff940e4916f8c19e446c835",
+        "4a0b2724c19824cc0da56d5b82378f6cc0c71dc99c546809bb084558a10fbc14",
     "cnot_op":
         "ca9e69f86e8c8db77b2e7eb5fc2ad37c33420cf6f863b3d95981ca8d820bd34c",
     "shl_op":
@@ -16009,7 +16165,7 @@ def add_arith(
         ftz: True writes .ftz.
         sat: True writes .sat.
         type: one of f32, f32x2, f64, f16, f16x2, bf16, bf16x2, u16, u32, u64, s16, s64, s32,
-            u16x2, s16x2.
+            u16x2, s16x2, u8x4, s8x4.
         atype: one of f16, bf16 (None leaves it out).
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
@@ -16057,7 +16213,8 @@ def sub_arith(
         rnd: one of rn, rz, rm, rp (None leaves it out).
         ftz: True writes .ftz.
         sat: True writes .sat.
-        type: one of f32, f32x2, f64, f16, f16x2, bf16, bf16x2, u16, u32, u64, s16, s64, s32.
+        type: one of f32, f32x2, f64, f16, f16x2, bf16, bf16x2, u16, u32, u64, s16, s64, s32,
+            u8x4, s8x4.
         atype: one of f16, bf16 (None leaves it out).
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
@@ -16256,8 +16413,8 @@ def min_arith(
         relu: True writes .relu.
         nan: True writes .NaN.
         abs: one of xorsign.abs, abs (None leaves it out).
-        type: one of u16, u32, u64, s16, s32, s64, s16x2, u16x2, f32, f64, f16, f16x2, bf16,
-            bf16x2.
+        type: one of u16, u32, u64, s16, s32, s64, s16x2, u16x2, u8x4, s8x4, f32, f64, f16,
+            f16x2, bf16, bf16x2.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the result.
@@ -16309,8 +16466,8 @@ def max_arith(
         relu: True writes .relu.
         nan: True writes .NaN.
         abs: one of xorsign.abs, abs (None leaves it out).
-        type: one of u16, u32, u64, s16, s32, s64, s16x2, u16x2, f32, f64, f16, f16x2, bf16,
-            bf16x2.
+        type: one of u16, u32, u64, s16, s32, s64, s16x2, u16x2, u8x4, s8x4, f32, f64, f16,
+            f16x2, bf16, bf16x2.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the result.
@@ -16353,7 +16510,7 @@ def neg_arith(
 
     Qualifiers:
         ftz: True writes .ftz.
-        type: one of s16, s32, s64, f32, f64, f16, f16x2, bf16, bf16x2.
+        type: one of s16, s32, s64, s8x4, f32, f64, f16, f16x2, bf16, bf16x2.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the result.
@@ -18030,10 +18187,13 @@ def stmatrix(
 
 def and_op(
     *,
+    d: str | None = None,
+    a: str | int | None = None,
+    b: str | int | None = None,
+    p: str | None = None,
+    q: str | None = None,
+    r: str | None = None,
     type: str,
-    d: str,
-    a: str | int,
-    b: str | int,
     ptx_isa: str | None = None,
 ) -> str:
     """``and``: bitwise AND of a and b.
@@ -18041,31 +18201,40 @@ def and_op(
     d = a bitwise AND b.
 
     Qualifiers:
-        type: one of b16, b32, b64.
+        type: one of pred, b16, b32, b64.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        d: the result.
-        a: the first input.
-        b: the second input.
+        d: the result (only when type = {b16, b32, b64}).
+        a: the first input (only when type = {b16, b32, b64}).
+        b: the second input (only when type = {b16, b32, b64}).
+        p: the result (only when type = pred).
+        q: the first input (only when type = pred).
+        r: the second input (only when type = pred).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("and_op"), {
-        "type": type,
         "d": d,
         "a": a,
         "b": b,
+        "p": p,
+        "q": q,
+        "r": r,
+        "type": type,
     }, ptx_isa)
 
 
 def or_op(
     *,
+    d: str | None = None,
+    a: str | int | None = None,
+    b: str | int | None = None,
+    p: str | None = None,
+    q: str | None = None,
+    r: str | None = None,
     type: str,
-    d: str,
-    a: str | int,
-    b: str | int,
     ptx_isa: str | None = None,
 ) -> str:
     """``or``: bitwise OR of a and b.
@@ -18073,31 +18242,40 @@ def or_op(
     d = a bitwise OR b.
 
     Qualifiers:
-        type: one of b16, b32, b64.
+        type: one of pred, b16, b32, b64.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        d: the result.
-        a: the first input.
-        b: the second input.
+        d: the result (only when type = {b16, b32, b64}).
+        a: the first input (only when type = {b16, b32, b64}).
+        b: the second input (only when type = {b16, b32, b64}).
+        p: the result (only when type = pred).
+        q: the first input (only when type = pred).
+        r: the second input (only when type = pred).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("or_op"), {
-        "type": type,
         "d": d,
         "a": a,
         "b": b,
+        "p": p,
+        "q": q,
+        "r": r,
+        "type": type,
     }, ptx_isa)
 
 
 def xor_op(
     *,
+    d: str | None = None,
+    a: str | int | None = None,
+    b: str | int | None = None,
+    p: str | None = None,
+    q: str | None = None,
+    r: str | None = None,
     type: str,
-    d: str,
-    a: str | int,
-    b: str | int,
     ptx_isa: str | None = None,
 ) -> str:
     """``xor``: bitwise XOR of a and b.
@@ -18105,30 +18283,38 @@ def xor_op(
     d = a bitwise XOR b.
 
     Qualifiers:
-        type: one of b16, b32, b64.
+        type: one of pred, b16, b32, b64.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        d: the result.
-        a: the first input.
-        b: the second input.
+        d: the result (only when type = {b16, b32, b64}).
+        a: the first input (only when type = {b16, b32, b64}).
+        b: the second input (only when type = {b16, b32, b64}).
+        p: the result (only when type = pred).
+        q: the first input (only when type = pred).
+        r: the second input (only when type = pred).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("xor_op"), {
-        "type": type,
         "d": d,
         "a": a,
         "b": b,
+        "p": p,
+        "q": q,
+        "r": r,
+        "type": type,
     }, ptx_isa)
 
 
 def not_op(
     *,
+    d: str | None = None,
+    a: str | None = None,
+    p: str | None = None,
+    q: str | None = None,
     type: str,
-    d: str,
-    a: str,
     ptx_isa: str | None = None,
 ) -> str:
     """``not``: bitwise NOT.
@@ -18136,20 +18322,24 @@ def not_op(
     d = bitwise NOT of a.
 
     Qualifiers:
-        type: one of b16, b32, b64.
+        type: one of pred, b16, b32, b64.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        d: the result.
-        a: the input.
+        d: the result (only when type = {b16, b32, b64}).
+        a: the input (only when type = {b16, b32, b64}).
+        p: the result (only when type = pred).
+        q: the input (only when type = pred).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("not_op"), {
-        "type": type,
         "d": d,
         "a": a,
+        "p": p,
+        "q": q,
+        "type": type,
     }, ptx_isa)
 
 

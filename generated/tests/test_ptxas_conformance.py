@@ -43,7 +43,7 @@ import toolkits
 from ptxgen.isa import ptx
 from ptxgen.probe import Assembler, Report, run_matrix
 
-# 30822 valid forms x 268 (target, version) pairs of the spec.
+# 30844 valid forms x 268 (target, version) pairs of the spec.
 PAIRS = [
     ("sm_75", "6.3"),
     ("sm_75", "6.4"),

@@ -41,6 +41,8 @@ enum class add_arith_type : int {
     s32,
     u16x2,
     s16x2,
+    u8x4,
+    s8x4,
 };
 
 /**
@@ -80,6 +82,8 @@ enum class sub_arith_type : int {
     s16,
     s64,
     s32,
+    u8x4,
+    s8x4,
 };
 
 /**
@@ -205,6 +209,8 @@ enum class min_arith_type : int {
     s64,
     s16x2,
     u16x2,
+    u8x4,
+    s8x4,
     f32,
     f64,
     f16,
@@ -234,6 +240,8 @@ enum class max_arith_type : int {
     s64,
     s16x2,
     u16x2,
+    u8x4,
+    s8x4,
     f32,
     f64,
     f16,
@@ -249,6 +257,7 @@ enum class neg_arith_type : int {
     s16,
     s32,
     s64,
+    s8x4,
     f32,
     f64,
     f16,
@@ -276,16 +285,16 @@ enum class abs_arith_type : int {
 namespace detail {
 
 PTXGEN_PTX_CONSTEXPR int add_arith_type_d(add_arith_rnd, bool, bool, add_arith_type type, add_arith_atype) {
-    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001\010\001\003\010\003\002\001\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 15)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001\010\001\003\010\003\002\001\001\001\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 17)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
 PTXGEN_PTX_CONSTEXPR int sub_arith_type_d(sub_arith_rnd, bool, bool, sub_arith_type type, sub_arith_atype) {
-    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001\010\001\003\010\003\002"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 13)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\004\003\005\010\001\010\001\010\001\003\010\003\002\001\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 15)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
@@ -393,24 +402,24 @@ PTXGEN_PTX_CONSTEXPR int fma_arith_type_d(fma_arith_rnd, bool, bool, bool, fma_a
 }
 
 PTXGEN_PTX_CONSTEXPR int min_arith_type_d(bool, bool, bool, min_arith_abs, min_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003\001\001\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003\001\001\001\001\004\005\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 16)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
 PTXGEN_PTX_CONSTEXPR int max_arith_type_d(bool, bool, bool, max_arith_abs, max_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003\001\001\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 14)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\010\001\003\010\002\003\001\001\001\001\004\005\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 16)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
 PTXGEN_PTX_CONSTEXPR int neg_arith_type_d(bool, neg_arith_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\002\003\004\005\010\001\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 9)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\010\002\003\001\004\005\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 10)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
@@ -444,13 +453,18 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_f32_is_only_on_s
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_s16x2_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_u16x2_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_u32_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fma_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fma_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fma_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
@@ -486,10 +500,12 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_s16x2_is_only_on
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_s32_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_bf16_is_only_on_sm_86_and_later_from_ptx_isa_7_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
@@ -508,10 +524,12 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_s16x2_is_only_on
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_s32_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mul_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mul_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mul_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
@@ -534,6 +552,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_neg_f64_is_only_on_s
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_neg_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_neg_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_neg_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_neg_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
@@ -546,9 +565,11 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_f64_is_only_on_s
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 #endif
 
 }  // namespace detail
@@ -575,8 +596,8 @@ template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)> add_bf16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false, add_arith_type::bf16x2, add_arith_atype::none)>{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> add_u16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)>{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> add_u32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)>{}; }
+template <bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::u32, add_arith_atype::none)> add_u32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::u32, add_arith_atype::none)>{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> add_u64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)>{}; }
 template <auto... PtxgenQ>
@@ -585,10 +606,14 @@ template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)> add_s64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s64, add_arith_atype::none)>{}; }
 template <bool PtxgenSat = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s32, add_arith_atype::none)> add_s32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s32, add_arith_atype::none)>{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> add_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)>{}; }
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> add_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)>{}; }
+template <bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::u16x2, add_arith_atype::none)> add_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::u16x2, add_arith_atype::none)>{}; }
+template <bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s16x2, add_arith_atype::none)> add_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s16x2, add_arith_atype::none)>{}; }
+template <bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::u8x4, add_arith_atype::none)> add_u8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::u8x4, add_arith_atype::none)>{}; }
+template <bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s8x4, add_arith_atype::none)> add_s8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s8x4, add_arith_atype::none)>{}; }
 template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)> add_f32_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)>{}; }
 template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
@@ -619,6 +644,10 @@ template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)> sub_s64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, false, sub_arith_type::s64, sub_arith_atype::none)>{}; }
 template <bool PtxgenSat = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s32, sub_arith_atype::none)> sub_s32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s32, sub_arith_atype::none)>{}; }
+template <bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::u8x4, sub_arith_atype::none)> sub_u8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::u8x4, sub_arith_atype::none)>{}; }
+template <bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s8x4, sub_arith_atype::none)> sub_s8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s8x4, sub_arith_atype::none)>{}; }
 template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)> sub_f32_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)>{}; }
 template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
@@ -695,6 +724,10 @@ template <bool PtxgenRelu = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)> min_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s16x2)>{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> min_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u8x4)> min_u8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u8x4)>{}; }
+template <bool PtxgenRelu = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s8x4)> min_s8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s8x4)>{}; }
 template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)> min_f32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_min_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::min_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, min_arith_type::f32)>{}; }
 template <auto... PtxgenQ>
@@ -723,6 +756,10 @@ template <bool PtxgenRelu = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)> max_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s16x2)>{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> max_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u8x4)> max_u8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u8x4)>{}; }
+template <bool PtxgenRelu = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s8x4)> max_s8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s8x4)>{}; }
 template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)> max_f32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_max_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::max_arith_type_d(PtxgenFtz, false, PtxgenNan, PtxgenAbs, max_arith_type::f32)>{}; }
 template <auto... PtxgenQ>
@@ -741,6 +778,8 @@ template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s32)> neg_s32(detail::host_arg) { detail::ptxgen_unsupported_target_neg_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s32)>{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s64)> neg_s64(detail::host_arg) { detail::ptxgen_unsupported_target_neg_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s64)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s8x4)> neg_s8x4(detail::host_arg) { detail::ptxgen_unsupported_target_neg_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s8x4)>{}; }
 template <bool PtxgenFtz = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f32)> neg_f32(detail::host_arg) { detail::ptxgen_unsupported_target_neg_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f32)>{}; }
 template <auto... PtxgenQ>
@@ -796,9 +835,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, false
 /* template <> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> add_u16(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)> add_u16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16, add_arith_atype::none)>{}; }
-/* template <> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> add_u32(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> b) */
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)> add_u32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u32, add_arith_atype::none)>{}; }
+/* template <bool Sat = false> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, Sat, add_arith_type::u32, add_arith_atype::none)> add_u32(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, Sat, add_arith_type::u32, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, Sat, add_arith_type::u32, add_arith_atype::none)> b) */
+template <bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::u32, add_arith_atype::none)> add_u32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::u32, add_arith_atype::none)>{}; }
 /* template <> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> add_u64(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)> add_u64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u64, add_arith_atype::none)>{}; }
@@ -811,12 +850,18 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, fa
 /* template <bool Sat = false> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, Sat, add_arith_type::s32, add_arith_atype::none)> add_s32(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, Sat, add_arith_type::s32, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, Sat, add_arith_type::s32, add_arith_atype::none)> b) */
 template <bool PtxgenSat = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s32, add_arith_atype::none)> add_s32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s32, add_arith_atype::none)>{}; }
-/* template <> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> add_u16x2(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> b) */
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)> add_u16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::u16x2, add_arith_atype::none)>{}; }
-/* template <> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> add_s16x2(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> b) */
-template <auto... PtxgenQ>
-PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)> add_s16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, false, add_arith_type::s16x2, add_arith_atype::none)>{}; }
+/* template <bool Sat = false> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, Sat, add_arith_type::u16x2, add_arith_atype::none)> add_u16x2(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, Sat, add_arith_type::u16x2, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, Sat, add_arith_type::u16x2, add_arith_atype::none)> b) */
+template <bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::u16x2, add_arith_atype::none)> add_u16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::u16x2, add_arith_atype::none)>{}; }
+/* template <bool Sat = false> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, Sat, add_arith_type::s16x2, add_arith_atype::none)> add_s16x2(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, Sat, add_arith_type::s16x2, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, Sat, add_arith_type::s16x2, add_arith_atype::none)> b) */
+template <bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s16x2, add_arith_atype::none)> add_s16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s16x2, add_arith_atype::none)>{}; }
+/* template <bool Sat = false> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, Sat, add_arith_type::u8x4, add_arith_atype::none)> add_u8x4(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, Sat, add_arith_type::u8x4, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, Sat, add_arith_type::u8x4, add_arith_atype::none)> b) */
+template <bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::u8x4, add_arith_atype::none)> add_u8x4(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::u8x4, add_arith_atype::none)>{}; }
+/* template <bool Sat = false> detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, Sat, add_arith_type::s8x4, add_arith_atype::none)> add_s8x4(detail::reg_t<detail::add_arith_type_a(add_arith_rnd::none, false, Sat, add_arith_type::s8x4, add_arith_atype::none)> a, detail::reg_t<detail::add_arith_type_b(add_arith_rnd::none, false, Sat, add_arith_type::s8x4, add_arith_atype::none)> b) */
+template <bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s8x4, add_arith_atype::none)> add_s8x4(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(add_arith_rnd::none, false, PtxgenSat, add_arith_type::s8x4, add_arith_atype::none)>{}; }
 /* template <add_arith_rnd Rnd = add_arith_rnd::none, bool Sat = false> detail::reg_t<detail::add_arith_type_d(Rnd, false, Sat, add_arith_type::f32, add_arith_atype::f16)> add_f32_f16(detail::reg_t<detail::add_arith_type_a(Rnd, false, Sat, add_arith_type::f32, add_arith_atype::f16)> a, detail::reg_t<detail::add_arith_type_b(Rnd, false, Sat, add_arith_type::f32, add_arith_atype::f16)> b) */
 template <add_arith_rnd PtxgenRnd = add_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)> add_f32_f16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::add_arith_type_d(PtxgenRnd, false, PtxgenSat, add_arith_type::f32, add_arith_atype::f16)>{}; }
@@ -862,6 +907,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, fa
 /* template <bool Sat = false> detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, Sat, sub_arith_type::s32, sub_arith_atype::none)> sub_s32(detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, Sat, sub_arith_type::s32, sub_arith_atype::none)> a, detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, Sat, sub_arith_type::s32, sub_arith_atype::none)> b) */
 template <bool PtxgenSat = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s32, sub_arith_atype::none)> sub_s32(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s32, sub_arith_atype::none)>{}; }
+/* template <bool Sat = false> detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, Sat, sub_arith_type::u8x4, sub_arith_atype::none)> sub_u8x4(detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, Sat, sub_arith_type::u8x4, sub_arith_atype::none)> a, detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, Sat, sub_arith_type::u8x4, sub_arith_atype::none)> b) */
+template <bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::u8x4, sub_arith_atype::none)> sub_u8x4(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::u8x4, sub_arith_atype::none)>{}; }
+/* template <bool Sat = false> detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, Sat, sub_arith_type::s8x4, sub_arith_atype::none)> sub_s8x4(detail::reg_t<detail::sub_arith_type_a(sub_arith_rnd::none, false, Sat, sub_arith_type::s8x4, sub_arith_atype::none)> a, detail::reg_t<detail::sub_arith_type_b(sub_arith_rnd::none, false, Sat, sub_arith_type::s8x4, sub_arith_atype::none)> b) */
+template <bool PtxgenSat = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s8x4, sub_arith_atype::none)> sub_s8x4(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(sub_arith_rnd::none, false, PtxgenSat, sub_arith_type::s8x4, sub_arith_atype::none)>{}; }
 /* template <sub_arith_rnd Rnd = sub_arith_rnd::none, bool Sat = false> detail::reg_t<detail::sub_arith_type_d(Rnd, false, Sat, sub_arith_type::f32, sub_arith_atype::f16)> sub_f32_f16(detail::reg_t<detail::sub_arith_type_a(Rnd, false, Sat, sub_arith_type::f32, sub_arith_atype::f16)> a, detail::reg_t<detail::sub_arith_type_b(Rnd, false, Sat, sub_arith_type::f32, sub_arith_atype::f16)> b) */
 template <sub_arith_rnd PtxgenRnd = sub_arith_rnd::none, bool PtxgenSat = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)> sub_f32_f16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::sub_arith_type_d(PtxgenRnd, false, PtxgenSat, sub_arith_type::f32, sub_arith_atype::f16)>{}; }
@@ -976,6 +1027,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, fals
 /* template <> detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> min_u16x2(detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> a, detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)> min_u16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u16x2)>{}; }
+/* template <> detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u8x4)> min_u8x4(detail::reg_t<detail::min_arith_type_a(false, false, false, min_arith_abs::none, min_arith_type::u8x4)> a, detail::reg_t<detail::min_arith_type_b(false, false, false, min_arith_abs::none, min_arith_type::u8x4)> b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u8x4)> min_u8x4(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::min_arith_type_d(false, false, false, min_arith_abs::none, min_arith_type::u8x4)>{}; }
+/* template <bool Relu = false> detail::reg_t<detail::min_arith_type_d(false, Relu, false, min_arith_abs::none, min_arith_type::s8x4)> min_s8x4(detail::reg_t<detail::min_arith_type_a(false, Relu, false, min_arith_abs::none, min_arith_type::s8x4)> a, detail::reg_t<detail::min_arith_type_b(false, Relu, false, min_arith_abs::none, min_arith_type::s8x4)> b) */
+template <bool PtxgenRelu = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s8x4)> min_s8x4(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::min_arith_type_d(false, PtxgenRelu, false, min_arith_abs::none, min_arith_type::s8x4)>{}; }
 /* template <bool Ftz = false, bool Nan = false, min_arith_abs Abs = min_arith_abs::none> detail::reg_t<detail::min_arith_type_d(Ftz, false, Nan, Abs, min_arith_type::f32)> min_f32(detail::reg_t<detail::min_arith_type_a(Ftz, false, Nan, Abs, min_arith_type::f32)> a, detail::reg_t<detail::min_arith_type_b(Ftz, false, Nan, Abs, min_arith_type::f32)> b) */
 /* template <bool Ftz = false, bool Nan = false, min_arith_abs Abs = min_arith_abs::none> detail::reg_t<detail::min_arith_type_d(Ftz, false, Nan, Abs, min_arith_type::f32)> min_f32(detail::reg_t<detail::min_arith_type_a(Ftz, false, Nan, Abs, min_arith_type::f32)> a, detail::reg_t<detail::min_arith_type_b(Ftz, false, Nan, Abs, min_arith_type::f32)> b, float c) */
 template <bool PtxgenFtz = false, bool PtxgenNan = false, min_arith_abs PtxgenAbs = min_arith_abs::none, auto... PtxgenRest>
@@ -1019,6 +1076,12 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, fals
 /* template <> detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> max_u16x2(detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> a, detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)> max_u16x2(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u16x2)>{}; }
+/* template <> detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u8x4)> max_u8x4(detail::reg_t<detail::max_arith_type_a(false, false, false, max_arith_abs::none, max_arith_type::u8x4)> a, detail::reg_t<detail::max_arith_type_b(false, false, false, max_arith_abs::none, max_arith_type::u8x4)> b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u8x4)> max_u8x4(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::max_arith_type_d(false, false, false, max_arith_abs::none, max_arith_type::u8x4)>{}; }
+/* template <bool Relu = false> detail::reg_t<detail::max_arith_type_d(false, Relu, false, max_arith_abs::none, max_arith_type::s8x4)> max_s8x4(detail::reg_t<detail::max_arith_type_a(false, Relu, false, max_arith_abs::none, max_arith_type::s8x4)> a, detail::reg_t<detail::max_arith_type_b(false, Relu, false, max_arith_abs::none, max_arith_type::s8x4)> b) */
+template <bool PtxgenRelu = false, auto... PtxgenRest>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s8x4)> max_s8x4(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::max_arith_type_d(false, PtxgenRelu, false, max_arith_abs::none, max_arith_type::s8x4)>{}; }
 /* template <bool Ftz = false, bool Nan = false, max_arith_abs Abs = max_arith_abs::none> detail::reg_t<detail::max_arith_type_d(Ftz, false, Nan, Abs, max_arith_type::f32)> max_f32(detail::reg_t<detail::max_arith_type_a(Ftz, false, Nan, Abs, max_arith_type::f32)> a, detail::reg_t<detail::max_arith_type_b(Ftz, false, Nan, Abs, max_arith_type::f32)> b) */
 /* template <bool Ftz = false, bool Nan = false, max_arith_abs Abs = max_arith_abs::none> detail::reg_t<detail::max_arith_type_d(Ftz, false, Nan, Abs, max_arith_type::f32)> max_f32(detail::reg_t<detail::max_arith_type_a(Ftz, false, Nan, Abs, max_arith_type::f32)> a, detail::reg_t<detail::max_arith_type_b(Ftz, false, Nan, Abs, max_arith_type::f32)> b, float c) */
 template <bool PtxgenFtz = false, bool PtxgenNan = false, max_arith_abs PtxgenAbs = max_arith_abs::none, auto... PtxgenRest>
@@ -1047,6 +1110,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::
 /* template <> detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s64)> neg_s64(detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::s64)> a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s64)> neg_s64(detail::host_arg) { return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s64)>{}; }
+/* template <> detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s8x4)> neg_s8x4(detail::reg_t<detail::neg_arith_type_a(false, neg_arith_type::s8x4)> a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s8x4)> neg_s8x4(detail::host_arg) { return detail::reg_t<detail::neg_arith_type_d(false, neg_arith_type::s8x4)>{}; }
 /* template <bool Ftz = false> detail::reg_t<detail::neg_arith_type_d(Ftz, neg_arith_type::f32)> neg_f32(detail::reg_t<detail::neg_arith_type_a(Ftz, neg_arith_type::f32)> a) */
 template <bool PtxgenFtz = false, auto... PtxgenRest>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f32)> neg_f32(detail::host_arg) { return detail::reg_t<detail::neg_arith_type_d(PtxgenFtz, neg_arith_type::f32)>{}; }

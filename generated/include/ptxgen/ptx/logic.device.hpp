@@ -14,56 +14,56 @@ namespace ptxgen::ptx {
 namespace detail {
 
 PTXGEN_PTX_CONSTEXPR int and_op_type_a(and_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\000\010\001\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
 PTXGEN_PTX_CONSTEXPR int and_op_type_b(and_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\000\010\001\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
 PTXGEN_PTX_CONSTEXPR int or_op_type_a(or_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\000\010\001\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
 PTXGEN_PTX_CONSTEXPR int or_op_type_b(or_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\000\010\001\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
 PTXGEN_PTX_CONSTEXPR int xor_op_type_a(xor_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\000\010\001\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
 PTXGEN_PTX_CONSTEXPR int xor_op_type_b(xor_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\000\010\001\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
 PTXGEN_PTX_CONSTEXPR int not_op_type_a(not_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\000\010\001\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
@@ -194,6 +194,33 @@ PTXGEN_PTX_CONSTEXPR int setp_op_type_b(setp_op_cmp, bool, setp_op_type type) {
 /**
  * `and`: bitwise AND of a and b (spec: spec/instructions/logic.yaml).
  *
+ * Fixed by this wrapper: type = pred.
+ * Operands:
+ *   p: the result
+ *   q: the first input
+ *   r: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE bool and_pred(
+    [[maybe_unused]] bool q,
+    [[maybe_unused]] bool r
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // and.pred
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_and_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("{\n\t.reg .pred p;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %2, 0;\n\t" "and.pred " "p, pin, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(static_cast<std::uint32_t>(q)), "r"(static_cast<std::uint32_t>(r))));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_and_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return p != 0;
+}
+
+/**
+ * `and`: bitwise AND of a and b (spec: spec/instructions/logic.yaml).
+ *
  * Fixed by this wrapper: type = b16.
  * Operands:
  *   d: the result
@@ -270,6 +297,33 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b64)> and_b64
 #endif
 #endif
     return d;
+}
+
+/**
+ * `or`: bitwise OR of a and b (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = pred.
+ * Operands:
+ *   p: the result
+ *   q: the first input
+ *   r: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE bool or_pred(
+    [[maybe_unused]] bool q,
+    [[maybe_unused]] bool r
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // or.pred
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_or_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("{\n\t.reg .pred p;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %2, 0;\n\t" "or.pred " "p, pin, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(static_cast<std::uint32_t>(q)), "r"(static_cast<std::uint32_t>(r))));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_or_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return p != 0;
 }
 
 /**
@@ -356,6 +410,33 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b64)> or_b64(
 /**
  * `xor`: bitwise XOR of a and b (spec: spec/instructions/logic.yaml).
  *
+ * Fixed by this wrapper: type = pred.
+ * Operands:
+ *   p: the result
+ *   q: the first input
+ *   r: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE bool xor_pred(
+    [[maybe_unused]] bool q,
+    [[maybe_unused]] bool r
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // xor.pred
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_xor_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("{\n\t.reg .pred p;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %2, 0;\n\t" "xor.pred " "p, pin, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(static_cast<std::uint32_t>(q)), "r"(static_cast<std::uint32_t>(r))));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_xor_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return p != 0;
+}
+
+/**
+ * `xor`: bitwise XOR of a and b (spec: spec/instructions/logic.yaml).
+ *
  * Fixed by this wrapper: type = b16.
  * Operands:
  *   d: the result
@@ -432,6 +513,31 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b64)> xor_b64
 #endif
 #endif
     return d;
+}
+
+/**
+ * `not`: bitwise NOT (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = pred.
+ * Operands:
+ *   p: the result
+ *   q: the input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE bool not_pred(
+    [[maybe_unused]] bool q
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // not.pred
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_not_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("{\n\t.reg .pred p;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %1, 0;\n\t" "not.pred " "p, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(static_cast<std::uint32_t>(q))));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_not_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return p != 0;
 }
 
 /**

@@ -15,6 +15,7 @@ namespace ptxgen::ptx {
  * and: qualifier type (.{}).
  */
 enum class and_op_type : int {
+    pred,
     b16,
     b32,
     b64,
@@ -24,6 +25,7 @@ enum class and_op_type : int {
  * or: qualifier type (.{}).
  */
 enum class or_op_type : int {
+    pred,
     b16,
     b32,
     b64,
@@ -33,6 +35,7 @@ enum class or_op_type : int {
  * xor: qualifier type (.{}).
  */
 enum class xor_op_type : int {
+    pred,
     b16,
     b32,
     b64,
@@ -42,6 +45,7 @@ enum class xor_op_type : int {
  * not: qualifier type (.{}).
  */
 enum class not_op_type : int {
+    pred,
     b16,
     b32,
     b64,
@@ -262,32 +266,32 @@ enum class setp_op_type : int {
 namespace detail {
 
 PTXGEN_PTX_CONSTEXPR int and_op_type_d(and_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\000\010\001\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
 PTXGEN_PTX_CONSTEXPR int or_op_type_d(or_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\000\010\001\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
 PTXGEN_PTX_CONSTEXPR int xor_op_type_d(xor_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\000\010\001\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
 PTXGEN_PTX_CONSTEXPR int not_op_type_d(not_op_type type) {
-    if (const long long ptxgen_v = detail::entry("\010\001\003"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 3)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\000\010\001\003"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 4)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
@@ -353,6 +357,7 @@ PTXGEN_PTX_CONSTEXPR int slct_op_type_d(bool, slct_op_dtype dtype, slct_op_ctype
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_and_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_and_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_and_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_and_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_bfind_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_bmsk_is_only_on_sm_75_and_later_from_ptx_isa_7_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_brev_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
@@ -366,9 +371,11 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fns_is_only_on_sm_75
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_not_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_not_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_not_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_not_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_or_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_or_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_or_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_or_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_popc_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_popc_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_selp_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
@@ -422,6 +429,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_szext_is_only_on_sm_
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_xor_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_xor_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_xor_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_xor_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 #endif
 
 }  // namespace detail
@@ -433,11 +441,15 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_xor_b64_is_only_on_s
 #if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
 #if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
 template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool and_pred(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_and_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b16)> and_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_and_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::and_op_type_d(and_op_type::b16)>{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b32)> and_b32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_and_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::and_op_type_d(and_op_type::b32)>{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b64)> and_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_and_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::and_op_type_d(and_op_type::b64)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool or_pred(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_or_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b16)> or_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_or_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::or_op_type_d(or_op_type::b16)>{}; }
 template <auto... PtxgenQ>
@@ -445,11 +457,15 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b32)> or_b32(de
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b64)> or_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_or_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::or_op_type_d(or_op_type::b64)>{}; }
 template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool xor_pred(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_xor_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b16)> xor_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_xor_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::xor_op_type_d(xor_op_type::b16)>{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b32)> xor_b32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_xor_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::xor_op_type_d(xor_op_type::b32)>{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b64)> xor_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_xor_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::xor_op_type_d(xor_op_type::b64)>{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool not_pred(detail::host_arg) { detail::ptxgen_unsupported_target_not_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::not_op_type_d(not_op_type::b16)> not_b16(detail::host_arg) { detail::ptxgen_unsupported_target_not_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return detail::reg_t<detail::not_op_type_d(not_op_type::b16)>{}; }
 template <auto... PtxgenQ>
@@ -577,6 +593,9 @@ PTXGEN_PTX_DEVICE bool setp_f32(detail::host_arg, detail::host_arg) { detail::pt
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE bool setp_f64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_setp_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 #else
+/* template <> bool and_pred(bool q, bool r) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool and_pred(detail::host_arg, detail::host_arg) { return bool{}; }
 /* template <> detail::reg_t<detail::and_op_type_d(and_op_type::b16)> and_b16(detail::reg_t<detail::and_op_type_a(and_op_type::b16)> a, detail::reg_t<detail::and_op_type_b(and_op_type::b16)> b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b16)> and_b16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::and_op_type_d(and_op_type::b16)>{}; }
@@ -586,6 +605,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b32)> and_b32
 /* template <> detail::reg_t<detail::and_op_type_d(and_op_type::b64)> and_b64(detail::reg_t<detail::and_op_type_a(and_op_type::b64)> a, detail::reg_t<detail::and_op_type_b(and_op_type::b64)> b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::and_op_type_d(and_op_type::b64)> and_b64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::and_op_type_d(and_op_type::b64)>{}; }
+/* template <> bool or_pred(bool q, bool r) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool or_pred(detail::host_arg, detail::host_arg) { return bool{}; }
 /* template <> detail::reg_t<detail::or_op_type_d(or_op_type::b16)> or_b16(detail::reg_t<detail::or_op_type_a(or_op_type::b16)> a, detail::reg_t<detail::or_op_type_b(or_op_type::b16)> b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b16)> or_b16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::or_op_type_d(or_op_type::b16)>{}; }
@@ -595,6 +617,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b32)> or_b32(de
 /* template <> detail::reg_t<detail::or_op_type_d(or_op_type::b64)> or_b64(detail::reg_t<detail::or_op_type_a(or_op_type::b64)> a, detail::reg_t<detail::or_op_type_b(or_op_type::b64)> b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::or_op_type_d(or_op_type::b64)> or_b64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::or_op_type_d(or_op_type::b64)>{}; }
+/* template <> bool xor_pred(bool q, bool r) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool xor_pred(detail::host_arg, detail::host_arg) { return bool{}; }
 /* template <> detail::reg_t<detail::xor_op_type_d(xor_op_type::b16)> xor_b16(detail::reg_t<detail::xor_op_type_a(xor_op_type::b16)> a, detail::reg_t<detail::xor_op_type_b(xor_op_type::b16)> b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b16)> xor_b16(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::xor_op_type_d(xor_op_type::b16)>{}; }
@@ -604,6 +629,9 @@ PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b32)> xor_b32
 /* template <> detail::reg_t<detail::xor_op_type_d(xor_op_type::b64)> xor_b64(detail::reg_t<detail::xor_op_type_a(xor_op_type::b64)> a, detail::reg_t<detail::xor_op_type_b(xor_op_type::b64)> b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::xor_op_type_d(xor_op_type::b64)> xor_b64(detail::host_arg, detail::host_arg) { return detail::reg_t<detail::xor_op_type_d(xor_op_type::b64)>{}; }
+/* template <> bool not_pred(bool q) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool not_pred(detail::host_arg) { return bool{}; }
 /* template <> detail::reg_t<detail::not_op_type_d(not_op_type::b16)> not_b16(detail::reg_t<detail::not_op_type_a(not_op_type::b16)> a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE detail::reg_t<detail::not_op_type_d(not_op_type::b16)> not_b16(detail::host_arg) { return detail::reg_t<detail::not_op_type_d(not_op_type::b16)>{}; }
