@@ -11095,6 +11095,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "multimem.ld_reduce",
                     "id": "multimem_ld_reduce",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -11396,6 +11397,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "multimem.st",
                     "id": "multimem_st",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -11603,6 +11605,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "multimem.red",
                     "id": "multimem_red",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -11795,6 +11798,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "multimem.st.async",
                     "id": "multimem_st_async",
+                    "spelling": {"head": 2},
                     "qualifiers": [
                         {"name": "sem", "text": ".{}", "values": ["release"]},
                         {"name": "scope", "text": ".{}", "values": ["gpu", "sys"]},
@@ -11859,6 +11863,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "multimem.red.async",
                     "id": "multimem_red_async",
+                    "spelling": {"head": 2},
                     "qualifiers": [
                         {"name": "sem", "text": ".{}", "values": ["release"]},
                         {"name": "scope", "text": ".{}", "values": ["gpu", "sys"]},
