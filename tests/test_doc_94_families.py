@@ -43,7 +43,8 @@ KERNEL = """.version {v}
 .target {t}
 .address_size 64
 .visible .entry k() {{
-.reg .b64 x, ad, bd; .reg .b32 r<4>, d, i; .reg .b16 h<4>; .reg .b8 c<4>; .reg .pred p, q;
+.reg .b64 x, ad, bd; .reg .b32 r<4>, d, i, e<8>, w<4>;
+.reg .b16 h<4>; .reg .b8 c<4>; .reg .pred p, q;
 {stmt}
 ret;
 }}
@@ -69,8 +70,11 @@ NEW_FORMS = [
     ("sm_120f", "9.2", ptx.max_arith(relu=True, type="s8x4", d="r0", a="r1", b="r2")),
     ("sm_107f", "9.4", ptx.neg_arith(type="s8x4", d="r0", a="r1")),
     ("sm_75", "6.3", ptx.xor_op(type="pred", p="p", q="q", r="p")),
+    ("sm_107a", "9.4", ptx.spcompress(elemsize="b8", idxsize="b4", spfactor="sp::2:4", num="x4",
+                                      mdata=["r0", "r1"], cdata=[f"w{i}" for i in range(4)],
+                                      data=[f"e{i}" for i in range(8)], spdesc="d")),
     ("sm_107a", "9.4", ptx.tcgen05_mma(cta_group=1, kind="ti16", collector_usage="a::fill",
-                                       collector_b="b::lastuse", d_tmem="r0", a_desc="ad",
+                                       collector_b="lastuse", d_tmem="r0", a_desc="ad",
                                        b_desc="bd", idesc="i", enable_input_d="p")),
 ]
 

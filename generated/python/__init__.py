@@ -9,10 +9,11 @@
 # spec/instructions/math.yaml, spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml,
 # spec/instructions/mma_sp.yaml, spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml,
 # spec/instructions/multimem.yaml, spec/instructions/prefetch.yaml,
-# spec/instructions/special_registers.yaml, spec/instructions/sync.yaml,
-# spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
-# spec/instructions/tensormap.yaml, spec/instructions/warp.yaml, spec/instructions/wgmma.yaml,
-# spec/targets.yaml (template templates/python/__init__.py.j2).
+# spec/instructions/spcompress.yaml, spec/instructions/special_registers.yaml,
+# spec/instructions/sync.yaml, spec/instructions/tcgen05_mma.yaml,
+# spec/instructions/tcgen05_tmem.yaml, spec/instructions/tensormap.yaml,
+# spec/instructions/warp.yaml, spec/instructions/wgmma.yaml, spec/targets.yaml (template
+# templates/python/__init__.py.j2).
 # Do not edit: change the spec or the template and run `ptxgen generate`.
 """Generated descriptor encoders and decoders (``ptxgen.isa``).
 

@@ -7,10 +7,10 @@
 # spec/instructions/math.yaml, spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml,
 # spec/instructions/mma_sp.yaml, spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml,
 # spec/instructions/multimem.yaml, spec/instructions/prefetch.yaml,
-# spec/instructions/special_registers.yaml, spec/instructions/sync.yaml,
-# spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
-# spec/instructions/tensormap.yaml, spec/instructions/warp.yaml, spec/instructions/wgmma.yaml
-# (template templates/python/ptx.py.j2).
+# spec/instructions/spcompress.yaml, spec/instructions/special_registers.yaml,
+# spec/instructions/sync.yaml, spec/instructions/tcgen05_mma.yaml,
+# spec/instructions/tcgen05_tmem.yaml, spec/instructions/tensormap.yaml,
+# spec/instructions/warp.yaml, spec/instructions/wgmma.yaml (template templates/python/ptx.py.j2).
 # Do not edit: change the spec or the template and run `ptxgen generate`.
 """PTX instruction builders and support answers (``ptxgen.isa.ptx``).
 
@@ -12033,6 +12033,143 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
         },
     ),
     (
+        "spec/instructions/spcompress.yaml",
+        {
+            "instructions": [
+                {
+                    "name": "spcompress",
+                    "id": "spcompress",
+                    "qualifiers": [
+                        {"name": "elemsize", "text": ".{}", "values": ["b8", "b16"]},
+                        {"name": "idxsize", "text": ".{}", "values": ["b2", "b4"]},
+                        {"name": "spfactor", "text": ".{}", "values": ["sp::2:4"]},
+                        {
+                            "name": "num",
+                            "text": ".{}",
+                            "values": ["x1", "x2", "x4", "x8", "x16", "x32", "x64"],
+                        },
+                    ],
+                    "operands": [
+                        {
+                            "name": "mdata",
+                            "kind": "vector",
+                            "io": "out",
+                            "type": "b32",
+                            "count": {
+                                "by": "elemsize",
+                                "values": {
+                                    "b8": {
+                                        "by": "idxsize",
+                                        "values": {
+                                            "b2": {
+                                                "by": "num",
+                                                "values": {
+                                                    "x1": 1,
+                                                    "x2": 1,
+                                                    "x4": 1,
+                                                    "x8": 2,
+                                                    "x16": 4,
+                                                    "x32": 8,
+                                                    "x64": 16,
+                                                },
+                                            },
+                                            "b4": {
+                                                "by": "num",
+                                                "values": {
+                                                    "x1": 1,
+                                                    "x2": 1,
+                                                    "x4": 2,
+                                                    "x8": 4,
+                                                    "x16": 8,
+                                                    "x32": 16,
+                                                    "x64": 32,
+                                                },
+                                            },
+                                        },
+                                    },
+                                    "b16": {
+                                        "by": "idxsize",
+                                        "values": {
+                                            "b2": {
+                                                "by": "num",
+                                                "values": {
+                                                    "x1": 1,
+                                                    "x2": 1,
+                                                    "x4": 1,
+                                                    "x8": 1,
+                                                    "x16": 2,
+                                                    "x32": 4,
+                                                    "x64": 8,
+                                                },
+                                            },
+                                            "b4": {
+                                                "by": "num",
+                                                "values": {
+                                                    "x1": 1,
+                                                    "x2": 1,
+                                                    "x4": 1,
+                                                    "x8": 2,
+                                                    "x16": 4,
+                                                    "x32": 8,
+                                                    "x64": 16,
+                                                },
+                                            },
+                                        },
+                                    },
+                                },
+                            },
+                        },
+                        {
+                            "name": "cdata",
+                            "kind": "vector",
+                            "io": "out",
+                            "type": "b32",
+                            "count": {
+                                "by": "num",
+                                "values": {
+                                    "x1": 1,
+                                    "x2": 2,
+                                    "x4": 4,
+                                    "x8": 8,
+                                    "x16": 16,
+                                    "x32": 32,
+                                    "x64": 64,
+                                },
+                            },
+                        },
+                        {
+                            "name": "data",
+                            "kind": "vector",
+                            "type": "b32",
+                            "count": {
+                                "by": "num",
+                                "values": {
+                                    "x1": 2,
+                                    "x2": 4,
+                                    "x4": 8,
+                                    "x8": 16,
+                                    "x16": 32,
+                                    "x32": 64,
+                                    "x64": 128,
+                                },
+                            },
+                        },
+                        {
+                            "name": "spdesc",
+                            "kind": "register",
+                            "type": "b32",
+                            "descriptor": {"name": "spcompress_desc"},
+                        },
+                    ],
+                    "gates": [
+                        {"id": "spcompress", "when": {}, "targets": ["sm_107a"], "since": "9.4"},
+                    ],
+                    "wrappers": [{"name": "spcompress", "when": {}}],
+                },
+            ],
+        },
+    ),
+    (
         "spec/instructions/special_registers.yaml",
         {
             "instructions": [
@@ -13039,8 +13176,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "name": "collector_b",
-                            "text": ".collector::{}",
-                            "values": ["b::fill", "b::use", "b::lastuse", "b::discard"],
+                            "text": ".collector::b::{}",
+                            "values": ["fill", "use", "lastuse", "discard"],
                             "optional": True,
                         },
                     ],
@@ -13284,9 +13421,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "id": "collector-b-kinds",
-                            "when": {
-                                "collector_b": ["b::fill", "b::use", "b::lastuse", "b::discard"],
-                            },
+                            "when": {"collector_b": ["fill", "use", "lastuse", "discard"]},
                             "forbid": {"kind": "i8"},
                             "message": (
                                 ".collector::b::op is an sm_107 qualifier, and .kind::i8 does "
@@ -13613,9 +13748,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         },
                         {
                             "id": "collector-b",
-                            "when": {
-                                "collector_b": ["b::fill", "b::use", "b::lastuse", "b::discard"],
-                            },
+                            "when": {"collector_b": ["fill", "use", "lastuse", "discard"]},
                             "since": "9.4",
                             "targets": ["sm_107a", "sm_107f"],
                         },
@@ -15743,6 +15876,7 @@ FORM_COUNTS: dict[str, int] = {
     "multimem_red_async": 12,
     "prefetch_line": 13,
     "prefetchu_line": 1,
+    "spcompress": 28,
     "mov_special": 101,
     "setmaxnreg_action": 2,
     "griddepcontrol_action": 2,
@@ -15986,6 +16120,8 @@ FORM_DIGESTS: dict[str, str] = {
         "79af833c396b4987cf8a56e52f92bc76412b4330918f8af7425f1d78605c54a8",
     "prefetchu_line":
         "e1fc0a23b63cb98dd61224ad0ae55b9423175f1f47027e47552ed0ad0e92d396",
+    "spcompress":
+        "91186902ef8fc498b0f010c96fcef2e89090786fdc1c67533c26a015e309399f",
     "mov_special":
         "abfe492f84d7db5112877766471c4fcd0d17103260e7c7a5e2bdca8061d361f8",
     "setmaxnreg_action":
@@ -20409,6 +20545,57 @@ def prefetchu_line(
     }, ptx_isa)
 
 
+def spcompress(
+    *,
+    spfactor: str = "sp::2:4",
+    elemsize: str,
+    idxsize: str,
+    num: str,
+    mdata: Sequence[str],
+    cdata: Sequence[str],
+    data: Sequence[str],
+    spdesc: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``spcompress``: compress a dense vector to a 2:4 structured-sparse vector and its
+    metadata.
+
+    Copies 2 of each group of 4 elements of the dense vector data (2 * num 32-bit registers)
+    into cdata (num registers) and writes the indices of the chosen elements into mdata
+    (ceil(num * idxsize / elemsize) registers, zero-extended). spdesc (spcompress_desc)
+    chooses the selection (the two greatest or smallest values or magnitudes) and the element
+    type of .elemsize. The operands must not overlap.
+
+    Qualifiers:
+        elemsize: one of b8, b16.
+        idxsize: one of b2, b4.
+        spfactor: one of sp::2:4.
+        num: one of x1, x2, x4, x8, x16, x32, x64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        mdata: the indices of the chosen elements (Table 37's ceil(num * idxsize /
+            elemsize)).
+        cdata: the compressed vector.
+        data: the dense vector.
+        spdesc: the sparsity descriptor (spcompress_desc) [spcompress_desc descriptor:
+            ptxgen.isa.spcompress_desc].
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("spcompress"), {
+        "spfactor": spfactor,
+        "elemsize": elemsize,
+        "idxsize": idxsize,
+        "num": num,
+        "mdata": mdata,
+        "cdata": cdata,
+        "data": data,
+        "spdesc": spdesc,
+    }, ptx_isa)
+
+
 def mov_special(
     *,
     d: str | None = None,
@@ -22579,9 +22766,9 @@ def tcgen05_mma(
             b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard
             (None leaves it out). use of the collector buffer: for matrix A (a::op, default
             a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
-        collector_b: one of b::fill, b::use, b::lastuse, b::discard (None leaves it out). use
-            of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A:
-            fill, use, lastuse or discard (the default)
+        collector_b: one of fill, use, lastuse, discard (None leaves it out). use of the
+            collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill,
+            use, lastuse or discard (the default)
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor:
@@ -23792,6 +23979,7 @@ __all__ = [
     "shr_op",
     "sin_value",
     "slct_op",
+    "spcompress",
     "sqrt_value",
     "stmatrix",
     "store",

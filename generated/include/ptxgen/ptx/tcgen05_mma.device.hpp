@@ -250,7 +250,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -357,7 +357,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -487,7 +487,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -600,7 +600,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -751,7 +751,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -861,7 +861,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -1002,7 +1002,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -1118,7 +1118,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -1292,7 +1292,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms0(PtxgenA0 d_tmem, PtxgenA1 
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -1463,7 +1463,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -1566,7 +1566,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -1663,7 +1663,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -1766,7 +1766,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms2(PtxgenA0 d_tmem, PtxgenA1 a
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -1861,7 +1861,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms3(PtxgenA0 d_tmem, PtxgenA1 a
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -1989,7 +1989,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms0(PtxgenA0 d_tmem
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -2111,7 +2111,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms1(PtxgenA0 d_tmem
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -2248,7 +2248,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -2359,7 +2359,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -2493,7 +2493,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -2610,7 +2610,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -2765,7 +2765,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -2879,7 +2879,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -3024,7 +3024,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -3144,7 +3144,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -3324,7 +3324,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms0(PtxgenA0 d_tmem, Ptxgen
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -3501,7 +3501,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms1(PtxgenA0 d_tmem, Ptxgen
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
- *   PtxgenCollectorB: collector_b (none, b::fill, b::use, b::lastuse, b::discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]

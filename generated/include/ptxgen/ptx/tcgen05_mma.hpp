@@ -65,14 +65,14 @@ enum class tcgen05_mma_collector_usage : int {
 };
 
 /**
- * tcgen05.mma: qualifier collector_b (.collector::{}). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ * tcgen05.mma: qualifier collector_b (.collector::b::{}). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  */
 enum class tcgen05_mma_collector_b : int {
     none,
-    b_fill,
-    b_use,
-    b_lastuse,
-    b_discard,
+    fill,
+    use,
+    lastuse,
+    discard,
 };
 
 
