@@ -12039,6 +12039,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "spcompress",
                     "id": "spcompress",
+                    "spelling": {"ordered": [["elemsize", "idxsize"]]},
                     "qualifiers": [
                         {"name": "elemsize", "text": ".{}", "values": ["b8", "b16"]},
                         {"name": "idxsize", "text": ".{}", "values": ["b2", "b4"]},
