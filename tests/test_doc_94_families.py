@@ -32,11 +32,15 @@ SECTIONS = [
 @pytest.mark.skipif(not DOC94.is_dir(), reason="../shared/ptx-isa-9.4 is not here")
 def test_the_sections_agree_with_the_spec(capsys: pytest.CaptureFixture[str]) -> None:
     """Before this change these six sections made 31 proposals (15 multimem, 13 tcgen05.mma
-    .collector::b, barrier.red, the spcompress table)."""
+    .collector::b, barrier.red, the spcompress table); the .e5m2/.e4m3 vectors (8-bit
+    register elements, which no inline-asm constraint holds) are left."""
     code = main(["doc", "check", *(str(DOC94 / s) for s in SECTIONS),
                  "--spec", str(ROOT / "spec"), "--json"])
     props = json.loads(capsys.readouterr().out)["proposals"]
-    assert (code, [p["key"] for p in props]) == (0, [])
+    assert code == 1
+    assert sorted(p["key"] for p in props) == sorted(
+        f"instruction:multimem_{i}:value:type:.{t}" for i in ("ld_reduce", "st")
+        for t in ("e5m2", "e4m3"))
 
 
 KERNEL = """.version {v}
@@ -53,8 +57,8 @@ ret;
 #: (target, PTX ISA version, statement written by the Python builders) of each new form,
 #: the oldest version ptxas 13.5 assembles it at.
 NEW_FORMS = [
-    ("sm_100a", "8.6", ptx.multimem_ld_reduce(op="add", acc_f16=True, vec="v4", type="e5m2",
-                                              v=["c0", "c1", "c2", "c3"], a="x")),
+    ("sm_100a", "8.6", ptx.multimem_ld_reduce(op="add", acc_f16=True, vec="v4", type="e5m2x2",
+                                              v=["h0", "h1", "h2", "h3"], a="x")),
     ("sm_100f", "8.8", ptx.multimem_st(space="global", vec="v2", type="e4m3x2", v=["h0", "h1"],
                                        a="x")),
     ("sm_90", "8.1", ptx.multimem_red(sem="relaxed", scope="gpu", op="add", type="u32", a="x",

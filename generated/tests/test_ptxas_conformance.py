@@ -44,7 +44,7 @@ import toolkits
 from ptxgen.isa import ptx
 from ptxgen.probe import Assembler, Report, run_matrix
 
-# 30872 valid forms x 268 (target, version) pairs of the spec.
+# 30472 valid forms x 268 (target, version) pairs of the spec.
 PAIRS = [
     ("sm_75", "6.3"),
     ("sm_75", "6.4"),

@@ -78,10 +78,8 @@ enum class multimem_ld_reduce_type : int {
     bf16x2,
     f32,
     f64,
-    e5m2,
     e5m2x2,
     e5m2x4,
-    e4m3,
     e4m3x2,
     e4m3x4,
 };
@@ -141,10 +139,8 @@ enum class multimem_st_type : int {
     bf16x2,
     f32,
     f64,
-    e5m2,
     e5m2x2,
     e5m2x4,
-    e4m3,
     e4m3x2,
     e4m3x4,
 };
@@ -303,16 +299,16 @@ enum class multimem_red_async_type : int {
 namespace detail {
 
 PTXGEN_PTX_CONSTEXPR int multimem_ld_reduce_type_d(multimem_ld_reduce_sem, multimem_ld_reduce_scope, multimem_ld_reduce_space, multimem_ld_reduce_op, bool, bool, multimem_ld_reduce_vec, multimem_ld_reduce_type type) {
-    if (const long long ptxgen_v = detail::entry("\001\003\001\003\002\003\000\001\000\001\004\005\000\000\001\000\000\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 18)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\001\003\001\003\002\003\000\001\000\001\004\005\000\001\000\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 16)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
 }
 
 PTXGEN_PTX_CONSTEXPR int multimem_ld_reduce_type_v(multimem_ld_reduce_sem, multimem_ld_reduce_scope, multimem_ld_reduce_space, multimem_ld_reduce_op, bool, bool, multimem_ld_reduce_vec, multimem_ld_reduce_type type) {
-    if (const long long ptxgen_v = detail::entry("\000\000\000\000\000\000\010\001\010\001\004\000\014\010\001\014\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 18)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\000\000\000\000\000\000\010\001\010\001\004\000\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 16)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
@@ -327,8 +323,8 @@ PTXGEN_PTX_CONSTEXPR int multimem_ld_reduce_count_v(multimem_ld_reduce_sem, mult
 }
 
 PTXGEN_PTX_CONSTEXPR int multimem_st_type_v(multimem_st_sem, multimem_st_scope, multimem_st_space, multimem_st_vec, multimem_st_type type) {
-    if (const long long ptxgen_v = detail::entry("\000\000\000\000\000\000\010\001\010\001\004\000\014\010\001\014\010\001"
-            , 1, detail::cell(0, 1, static_cast<long long>(type), 18)); ptxgen_v >= 0) {
+    if (const long long ptxgen_v = detail::entry("\000\000\000\000\000\000\010\001\010\001\004\000\010\001\010\001"
+            , 1, detail::cell(0, 1, static_cast<long long>(type), 16)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
     }
     return -1;
