@@ -3,7 +3,8 @@
 ptxas 13.0 and 13.5 where they part from the document: a memory order takes a scope and a
 scope an order (the document's syntax makes both optional: note multimem-order-scope),
 .f16/.bf16 need a vector (the syntax lists them; the document's table does not), .acc::f32
-goes with .add only; the generic-address forms both accept are left out (ptxas_accepts).
+goes with .add only. The generic-address forms, the fp8 types and the async forms are
+tests/test_doc_94_families.py's (issue 25).
 The whole matrix is generated/tests/test_ptxas_conformance.py's.
 """
 

@@ -133,57 +133,70 @@ class InstrDescTf32:
     FIXED_VALUE: ClassVar[int] = 0x00000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "sparsity_selector", "int", 0, 2, {},
+            "sparsity_selector", "int", 0, 2,
+            {},
             "0 to 3",
         ),
         FieldSpec(
-            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "sparsity", "enum", 2, 1,
+            {"dense": 0, "sparse": 1},
             "one of dense (0), sparse (1)",
         ),
         FieldSpec(
-            "saturate", "flag", 3, 1, {},
+            "saturate", "flag", 3, 1,
+            {},
             "only 0 (not applicable to this kind)",
         ),
         FieldSpec(
-            "dtype", "enum", 4, 2, {"f32": 1},
+            "dtype", "enum", 4, 2,
+            {"f32": 1},
             "one of f32 (1)",
         ),
         FieldSpec(
-            "atype", "enum", 7, 3, {"tf32": 2},
+            "atype", "enum", 7, 3,
+            {"tf32": 2},
             "one of tf32 (2)",
         ),
         FieldSpec(
-            "btype", "enum", 10, 3, {"tf32": 2},
+            "btype", "enum", 10, 3,
+            {"tf32": 2},
             "one of tf32 (2)",
         ),
         FieldSpec(
-            "negate_a", "flag", 13, 1, {},
+            "negate_a", "flag", 13, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "negate_b", "flag", 14, 1, {},
+            "negate_b", "flag", 14, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_a", "flag", 15, 1, {},
+            "transpose_a", "flag", 15, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_b", "flag", 16, 1, {},
+            "transpose_b", "flag", 16, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "n", "dimension", 17, 6, {},
+            "n", "dimension", 17, 6,
+            {},
             "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
             "of this kind)",
         ),
         FieldSpec(
-            "m", "dimension", 24, 5, {},
+            "m", "dimension", 24, 5,
+            {},
             "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
             "this kind)",
         ),
         FieldSpec(
-            "max_shift", "int", 30, 2, {},
+            "max_shift", "int", 30, 2,
+            {},
             "0 to 3",
         ),
     )
@@ -497,57 +510,70 @@ class InstrDescF16:
     FIXED_VALUE: ClassVar[int] = 0x00000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "sparsity_selector", "int", 0, 2, {},
+            "sparsity_selector", "int", 0, 2,
+            {},
             "0 to 3",
         ),
         FieldSpec(
-            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "sparsity", "enum", 2, 1,
+            {"dense": 0, "sparse": 1},
             "one of dense (0), sparse (1)",
         ),
         FieldSpec(
-            "saturate", "flag", 3, 1, {},
+            "saturate", "flag", 3, 1,
+            {},
             "only 0 (not applicable to this kind)",
         ),
         FieldSpec(
-            "dtype", "enum", 4, 2, {"f16": 0, "f32": 1},
+            "dtype", "enum", 4, 2,
+            {"f16": 0, "f32": 1},
             "one of f16 (0), f32 (1)",
         ),
         FieldSpec(
-            "atype", "enum", 7, 3, {"f16": 0, "bf16": 1},
+            "atype", "enum", 7, 3,
+            {"f16": 0, "bf16": 1},
             "one of f16 (0), bf16 (1)",
         ),
         FieldSpec(
-            "btype", "enum", 10, 3, {"f16": 0, "bf16": 1},
+            "btype", "enum", 10, 3,
+            {"f16": 0, "bf16": 1},
             "one of f16 (0), bf16 (1)",
         ),
         FieldSpec(
-            "negate_a", "flag", 13, 1, {},
+            "negate_a", "flag", 13, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "negate_b", "flag", 14, 1, {},
+            "negate_b", "flag", 14, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_a", "flag", 15, 1, {},
+            "transpose_a", "flag", 15, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_b", "flag", 16, 1, {},
+            "transpose_b", "flag", 16, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "n", "dimension", 17, 6, {},
+            "n", "dimension", 17, 6,
+            {},
             "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
             "of this kind)",
         ),
         FieldSpec(
-            "m", "dimension", 24, 5, {},
+            "m", "dimension", 24, 5,
+            {},
             "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
             "this kind)",
         ),
         FieldSpec(
-            "max_shift", "int", 30, 2, {},
+            "max_shift", "int", 30, 2,
+            {},
             "0 to 3",
         ),
     )
@@ -875,57 +901,70 @@ class InstrDescF8f6f4:
     FIXED_VALUE: ClassVar[int] = 0x00000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "sparsity_selector", "int", 0, 2, {},
+            "sparsity_selector", "int", 0, 2,
+            {},
             "0 to 3",
         ),
         FieldSpec(
-            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "sparsity", "enum", 2, 1,
+            {"dense": 0, "sparse": 1},
             "one of dense (0), sparse (1)",
         ),
         FieldSpec(
-            "saturate", "flag", 3, 1, {},
+            "saturate", "flag", 3, 1,
+            {},
             "only 0 (not applicable to this kind)",
         ),
         FieldSpec(
-            "dtype", "enum", 4, 2, {"f16": 0, "f32": 1},
+            "dtype", "enum", 4, 2,
+            {"f16": 0, "f32": 1},
             "one of f16 (0), f32 (1)",
         ),
         FieldSpec(
-            "atype", "enum", 7, 3, {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
+            "atype", "enum", 7, 3,
+            {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
             "one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5)",
         ),
         FieldSpec(
-            "btype", "enum", 10, 3, {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
+            "btype", "enum", 10, 3,
+            {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
             "one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5)",
         ),
         FieldSpec(
-            "negate_a", "flag", 13, 1, {},
+            "negate_a", "flag", 13, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "negate_b", "flag", 14, 1, {},
+            "negate_b", "flag", 14, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_a", "flag", 15, 1, {},
+            "transpose_a", "flag", 15, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_b", "flag", 16, 1, {},
+            "transpose_b", "flag", 16, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "n", "dimension", 17, 6, {},
+            "n", "dimension", 17, 6,
+            {},
             "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
             "of this kind)",
         ),
         FieldSpec(
-            "m", "dimension", 24, 5, {},
+            "m", "dimension", 24, 5,
+            {},
             "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
             "this kind)",
         ),
         FieldSpec(
-            "max_shift", "int", 30, 2, {},
+            "max_shift", "int", 30, 2,
+            {},
             "0 to 3",
         ),
     )
@@ -1238,57 +1277,70 @@ class InstrDescI8:
     FIXED_VALUE: ClassVar[int] = 0x00000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "sparsity_selector", "int", 0, 2, {},
+            "sparsity_selector", "int", 0, 2,
+            {},
             "0 to 3",
         ),
         FieldSpec(
-            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "sparsity", "enum", 2, 1,
+            {"dense": 0, "sparse": 1},
             "one of dense (0), sparse (1)",
         ),
         FieldSpec(
-            "saturate", "flag", 3, 1, {},
+            "saturate", "flag", 3, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "dtype", "enum", 4, 2, {"s32": 2},
+            "dtype", "enum", 4, 2,
+            {"s32": 2},
             "one of s32 (2)",
         ),
         FieldSpec(
-            "atype", "enum", 7, 3, {"u8": 0, "s8": 1},
+            "atype", "enum", 7, 3,
+            {"u8": 0, "s8": 1},
             "one of u8 (0), s8 (1)",
         ),
         FieldSpec(
-            "btype", "enum", 10, 3, {"u8": 0, "s8": 1},
+            "btype", "enum", 10, 3,
+            {"u8": 0, "s8": 1},
             "one of u8 (0), s8 (1)",
         ),
         FieldSpec(
-            "negate_a", "flag", 13, 1, {},
+            "negate_a", "flag", 13, 1,
+            {},
             "only 0",
         ),
         FieldSpec(
-            "negate_b", "flag", 14, 1, {},
+            "negate_b", "flag", 14, 1,
+            {},
             "only 0",
         ),
         FieldSpec(
-            "transpose_a", "flag", 15, 1, {},
+            "transpose_a", "flag", 15, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_b", "flag", 16, 1, {},
+            "transpose_b", "flag", 16, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "n", "dimension", 17, 6, {},
+            "n", "dimension", 17, 6,
+            {},
             "8 to 32 in steps of 8 or 48 to 256 in steps of 16 (encoded as N >> 3; with m, one "
             "of the tcgen05.mma shapes of this kind)",
         ),
         FieldSpec(
-            "m", "dimension", 24, 5, {},
+            "m", "dimension", 24, 5,
+            {},
             "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
             "this kind)",
         ),
         FieldSpec(
-            "max_shift", "int", 30, 2, {},
+            "max_shift", "int", 30, 2,
+            {},
             "0 to 3",
         ),
     )
@@ -1601,52 +1653,64 @@ class InstrDescMxf8f6f4:
     FIXED_VALUE: ClassVar[int] = 0x00000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "sparsity", "enum", 2, 1,
+            {"dense": 0, "sparse": 1},
             "one of dense (0), sparse (1)",
         ),
         FieldSpec(
-            "scale_b_id", "int", 4, 2, {},
+            "scale_b_id", "int", 4, 2,
+            {},
             "0 to 3",
         ),
         FieldSpec(
-            "atype", "enum", 7, 3, {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
+            "atype", "enum", 7, 3,
+            {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
             "one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5)",
         ),
         FieldSpec(
-            "btype", "enum", 10, 3, {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
+            "btype", "enum", 10, 3,
+            {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
             "one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5)",
         ),
         FieldSpec(
-            "negate_a", "flag", 13, 1, {},
+            "negate_a", "flag", 13, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "negate_b", "flag", 14, 1, {},
+            "negate_b", "flag", 14, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_a", "flag", 15, 1, {},
+            "transpose_a", "flag", 15, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_b", "flag", 16, 1, {},
+            "transpose_b", "flag", 16, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "n", "dimension", 17, 6, {},
+            "n", "dimension", 17, 6,
+            {},
             "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
             "of this kind)",
         ),
         FieldSpec(
-            "scale_type", "enum", 23, 1, {"ue8m0": 1},
+            "scale_type", "enum", 23, 1,
+            {"ue8m0": 1},
             "one of ue8m0 (1)",
         ),
         FieldSpec(
-            "m", "dimension", 27, 2, {},
+            "m", "dimension", 27, 2,
+            {},
             "128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind)",
         ),
         FieldSpec(
-            "scale_a_id", "int", 29, 2, {},
+            "scale_a_id", "int", 29, 2,
+            {},
             "0 to 3",
         ),
     )
@@ -1947,56 +2011,69 @@ class InstrDescMxf4:
     FIXED_VALUE: ClassVar[int] = 0x00000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "sparsity", "enum", 2, 1,
+            {"dense": 0, "sparse": 1},
             "one of dense (0), sparse (1)",
         ),
         FieldSpec(
-            "scale_b_id", "int", 4, 2, {},
+            "scale_b_id", "int", 4, 2,
+            {},
             "one of 0, 2",
         ),
         FieldSpec(
-            "atype", "enum", 7, 3, {"e2m1": 1},
+            "atype", "enum", 7, 3,
+            {"e2m1": 1},
             "one of e2m1 (1)",
         ),
         FieldSpec(
-            "btype", "enum", 10, 2, {"e2m1": 1},
+            "btype", "enum", 10, 2,
+            {"e2m1": 1},
             "one of e2m1 (1)",
         ),
         FieldSpec(
-            "negate_a", "flag", 13, 1, {},
+            "negate_a", "flag", 13, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "negate_b", "flag", 14, 1, {},
+            "negate_b", "flag", 14, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_a", "flag", 15, 1, {},
+            "transpose_a", "flag", 15, 1,
+            {},
             "only 0",
         ),
         FieldSpec(
-            "transpose_b", "flag", 16, 1, {},
+            "transpose_b", "flag", 16, 1,
+            {},
             "only 0",
         ),
         FieldSpec(
-            "n", "dimension", 17, 6, {},
+            "n", "dimension", 17, 6,
+            {},
             "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
             "of this kind)",
         ),
         FieldSpec(
-            "scale_type", "enum", 23, 1, {"ue8m0": 1},
+            "scale_type", "enum", 23, 1,
+            {"ue8m0": 1},
             "one of ue8m0 (1)",
         ),
         FieldSpec(
-            "m", "dimension", 27, 2, {},
+            "m", "dimension", 27, 2,
+            {},
             "128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind)",
         ),
         FieldSpec(
-            "scale_a_id", "int", 29, 2, {},
+            "scale_a_id", "int", 29, 2,
+            {},
             "one of 0, 2",
         ),
         FieldSpec(
-            "k_dim", "flag", 31, 1, {},
+            "k_dim", "flag", 31, 1,
+            {},
             "0 to 1",
         ),
     )
@@ -2311,56 +2388,69 @@ class InstrDescMxf4nvf4:
     FIXED_VALUE: ClassVar[int] = 0x00000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "sparsity", "enum", 2, 1,
+            {"dense": 0, "sparse": 1},
             "one of dense (0), sparse (1)",
         ),
         FieldSpec(
-            "scale_b_id", "int", 4, 2, {},
+            "scale_b_id", "int", 4, 2,
+            {},
             "one of 0, 2",
         ),
         FieldSpec(
-            "atype", "enum", 7, 3, {"e2m1": 1},
+            "atype", "enum", 7, 3,
+            {"e2m1": 1},
             "one of e2m1 (1)",
         ),
         FieldSpec(
-            "btype", "enum", 10, 2, {"e2m1": 1},
+            "btype", "enum", 10, 2,
+            {"e2m1": 1},
             "one of e2m1 (1)",
         ),
         FieldSpec(
-            "negate_a", "flag", 13, 1, {},
+            "negate_a", "flag", 13, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "negate_b", "flag", 14, 1, {},
+            "negate_b", "flag", 14, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_a", "flag", 15, 1, {},
+            "transpose_a", "flag", 15, 1,
+            {},
             "only 0",
         ),
         FieldSpec(
-            "transpose_b", "flag", 16, 1, {},
+            "transpose_b", "flag", 16, 1,
+            {},
             "only 0",
         ),
         FieldSpec(
-            "n", "dimension", 17, 6, {},
+            "n", "dimension", 17, 6,
+            {},
             "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
             "of this kind)",
         ),
         FieldSpec(
-            "scale_type", "enum", 23, 1, {"ue4m3": 0, "ue8m0": 1},
+            "scale_type", "enum", 23, 1,
+            {"ue4m3": 0, "ue8m0": 1},
             "one of ue4m3 (0), ue8m0 (1)",
         ),
         FieldSpec(
-            "m", "dimension", 27, 2, {},
+            "m", "dimension", 27, 2,
+            {},
             "128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind)",
         ),
         FieldSpec(
-            "scale_a_id", "int", 29, 2, {},
+            "scale_a_id", "int", 29, 2,
+            {},
             "one of 0, 2",
         ),
         FieldSpec(
-            "k_dim", "flag", 31, 1, {},
+            "k_dim", "flag", 31, 1,
+            {},
             "0 to 1",
         ),
     )
@@ -2682,61 +2772,75 @@ class InstrDescSm107Tf32:
     FIXED_VALUE: ClassVar[int] = 0x00000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "sparsity_selector", "int", 0, 2, {},
+            "sparsity_selector", "int", 0, 2,
+            {},
             "0 to 3",
         ),
         FieldSpec(
-            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "sparsity", "enum", 2, 1,
+            {"dense": 0, "sparse": 1},
             "one of dense (0), sparse (1)",
         ),
         FieldSpec(
-            "saturate", "flag", 3, 1, {},
+            "saturate", "flag", 3, 1,
+            {},
             "only 0 (not applicable to this kind)",
         ),
         FieldSpec(
-            "dtype", "enum", 4, 2, {"f32": 1},
+            "dtype", "enum", 4, 2,
+            {"f32": 1},
             "one of f32 (1)",
         ),
         FieldSpec(
-            "atype", "enum", 7, 3, {"tf32": 2},
+            "atype", "enum", 7, 3,
+            {"tf32": 2},
             "one of tf32 (2)",
         ),
         FieldSpec(
-            "btype", "enum", 10, 3, {"tf32": 2},
+            "btype", "enum", 10, 3,
+            {"tf32": 2},
             "one of tf32 (2)",
         ),
         FieldSpec(
-            "negate_a", "flag", 13, 1, {},
+            "negate_a", "flag", 13, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "negate_b", "flag", 14, 1, {},
+            "negate_b", "flag", 14, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_a", "flag", 15, 1, {},
+            "transpose_a", "flag", 15, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_b", "flag", 16, 1, {},
+            "transpose_b", "flag", 16, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "n", "dimension", 17, 6, {},
+            "n", "dimension", 17, 6,
+            {},
             "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
             "of this kind)",
         ),
         FieldSpec(
-            "m", "dimension", 24, 5, {},
+            "m", "dimension", 24, 5,
+            {},
             "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
             "this kind)",
         ),
         FieldSpec(
-            "k_dim", "flag", 29, 1, {},
+            "k_dim", "flag", 29, 1,
+            {},
             "only 0 (not applicable to this kind)",
         ),
         FieldSpec(
-            "max_shift", "int", 30, 2, {},
+            "max_shift", "int", 30, 2,
+            {},
             "0 to 3",
         ),
     )
@@ -3054,61 +3158,75 @@ class InstrDescSm107F16:
     FIXED_VALUE: ClassVar[int] = 0x00000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "sparsity_selector", "int", 0, 2, {},
+            "sparsity_selector", "int", 0, 2,
+            {},
             "0 to 3",
         ),
         FieldSpec(
-            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "sparsity", "enum", 2, 1,
+            {"dense": 0, "sparse": 1},
             "one of dense (0), sparse (1)",
         ),
         FieldSpec(
-            "saturate", "flag", 3, 1, {},
+            "saturate", "flag", 3, 1,
+            {},
             "only 0 (not applicable to this kind)",
         ),
         FieldSpec(
-            "dtype", "enum", 4, 2, {"f16": 0, "f32": 1},
+            "dtype", "enum", 4, 2,
+            {"f16": 0, "f32": 1},
             "one of f16 (0), f32 (1)",
         ),
         FieldSpec(
-            "atype", "enum", 7, 3, {"f16": 0, "bf16": 1},
+            "atype", "enum", 7, 3,
+            {"f16": 0, "bf16": 1},
             "one of f16 (0), bf16 (1)",
         ),
         FieldSpec(
-            "btype", "enum", 10, 3, {"f16": 0, "bf16": 1},
+            "btype", "enum", 10, 3,
+            {"f16": 0, "bf16": 1},
             "one of f16 (0), bf16 (1)",
         ),
         FieldSpec(
-            "negate_a", "flag", 13, 1, {},
+            "negate_a", "flag", 13, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "negate_b", "flag", 14, 1, {},
+            "negate_b", "flag", 14, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_a", "flag", 15, 1, {},
+            "transpose_a", "flag", 15, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_b", "flag", 16, 1, {},
+            "transpose_b", "flag", 16, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "n", "dimension", 17, 6, {},
+            "n", "dimension", 17, 6,
+            {},
             "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
             "of this kind)",
         ),
         FieldSpec(
-            "m", "dimension", 24, 5, {},
+            "m", "dimension", 24, 5,
+            {},
             "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
             "this kind)",
         ),
         FieldSpec(
-            "k_dim", "flag", 29, 1, {},
+            "k_dim", "flag", 29, 1,
+            {},
             "only 0 (not applicable to this kind)",
         ),
         FieldSpec(
-            "max_shift", "int", 30, 2, {},
+            "max_shift", "int", 30, 2,
+            {},
             "0 to 3",
         ),
     )
@@ -3441,61 +3559,75 @@ class InstrDescSm107F8f6f4:
     FIXED_VALUE: ClassVar[int] = 0x00000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "sparsity_selector", "int", 0, 2, {},
+            "sparsity_selector", "int", 0, 2,
+            {},
             "0 to 3",
         ),
         FieldSpec(
-            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "sparsity", "enum", 2, 1,
+            {"dense": 0, "sparse": 1},
             "one of dense (0), sparse (1)",
         ),
         FieldSpec(
-            "saturate", "flag", 3, 1, {},
+            "saturate", "flag", 3, 1,
+            {},
             "only 0 (not applicable to this kind)",
         ),
         FieldSpec(
-            "dtype", "enum", 4, 2, {"f16": 0, "f32": 1},
+            "dtype", "enum", 4, 2,
+            {"f16": 0, "f32": 1},
             "one of f16 (0), f32 (1)",
         ),
         FieldSpec(
-            "atype", "enum", 7, 3, {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
+            "atype", "enum", 7, 3,
+            {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
             "one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5)",
         ),
         FieldSpec(
-            "btype", "enum", 10, 3, {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
+            "btype", "enum", 10, 3,
+            {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
             "one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5)",
         ),
         FieldSpec(
-            "negate_a", "flag", 13, 1, {},
+            "negate_a", "flag", 13, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "negate_b", "flag", 14, 1, {},
+            "negate_b", "flag", 14, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_a", "flag", 15, 1, {},
+            "transpose_a", "flag", 15, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_b", "flag", 16, 1, {},
+            "transpose_b", "flag", 16, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "n", "dimension", 17, 6, {},
+            "n", "dimension", 17, 6,
+            {},
             "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
             "of this kind)",
         ),
         FieldSpec(
-            "m", "dimension", 24, 5, {},
+            "m", "dimension", 24, 5,
+            {},
             "32, 64, 128 or 256 (encoded as M >> 4; with n, one of the tcgen05.mma shapes of "
             "this kind)",
         ),
         FieldSpec(
-            "k_dim", "flag", 29, 1, {},
+            "k_dim", "flag", 29, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "max_shift", "int", 30, 2, {},
+            "max_shift", "int", 30, 2,
+            {},
             "0 to 3",
         ),
     )
@@ -3812,59 +3944,73 @@ class InstrDescSm107Ti16:
     FIXED_VALUE: ClassVar[int] = 0x00000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "sparsity_selector", "int", 0, 2, {},
+            "sparsity_selector", "int", 0, 2,
+            {},
             "0 to 3",
         ),
         FieldSpec(
-            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "sparsity", "enum", 2, 1,
+            {"dense": 0, "sparse": 1},
             "one of dense (0), sparse (1)",
         ),
         FieldSpec(
-            "saturate", "flag", 3, 1, {},
+            "saturate", "flag", 3, 1,
+            {},
             "only 0 (not applicable to this kind)",
         ),
         FieldSpec(
-            "dtype", "enum", 4, 2, {"s32": 2},
+            "dtype", "enum", 4, 2,
+            {"s32": 2},
             "one of s32 (2)",
         ),
         FieldSpec(
-            "atype", "enum", 7, 3, {"s1z4m11": 3},
+            "atype", "enum", 7, 3,
+            {"s1z4m11": 3},
             "one of s1z4m11 (3)",
         ),
         FieldSpec(
-            "btype", "enum", 10, 3, {"s1z4m11": 3},
+            "btype", "enum", 10, 3,
+            {"s1z4m11": 3},
             "one of s1z4m11 (3)",
         ),
         FieldSpec(
-            "negate_a", "flag", 13, 1, {},
+            "negate_a", "flag", 13, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "negate_b", "flag", 14, 1, {},
+            "negate_b", "flag", 14, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_a", "flag", 15, 1, {},
+            "transpose_a", "flag", 15, 1,
+            {},
             "only 0",
         ),
         FieldSpec(
-            "transpose_b", "flag", 16, 1, {},
+            "transpose_b", "flag", 16, 1,
+            {},
             "only 0",
         ),
         FieldSpec(
-            "n", "dimension", 17, 6, {},
+            "n", "dimension", 17, 6,
+            {},
             "a multiple of 8 from 0 to 504 (encoded as N >> 3)",
         ),
         FieldSpec(
-            "m", "dimension", 24, 5, {},
+            "m", "dimension", 24, 5,
+            {},
             "a multiple of 16 from 0 to 496 (encoded as M >> 4)",
         ),
         FieldSpec(
-            "k_dim", "flag", 29, 1, {},
+            "k_dim", "flag", 29, 1,
+            {},
             "only 0 (not applicable to this kind)",
         ),
         FieldSpec(
-            "max_shift", "int", 30, 2, {},
+            "max_shift", "int", 30, 2,
+            {},
             "0 to 3",
         ),
     )
@@ -4184,60 +4330,74 @@ class InstrDescSm107Mxf8f6f4:
     FIXED_VALUE: ClassVar[int] = 0x00000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "sparsity", "enum", 2, 1,
+            {"dense": 0, "sparse": 1},
             "one of dense (0), sparse (1)",
         ),
         FieldSpec(
-            "scale_b_id", "int", 4, 2, {},
+            "scale_b_id", "int", 4, 2,
+            {},
             "0 to 3",
         ),
         FieldSpec(
-            "atype", "enum", 7, 3, {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
+            "atype", "enum", 7, 3,
+            {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
             "one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5)",
         ),
         FieldSpec(
-            "btype", "enum", 10, 3, {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
+            "btype", "enum", 10, 3,
+            {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
             "one of e4m3 (0), e5m2 (1), e2m3 (3), e3m2 (4), e2m1 (5)",
         ),
         FieldSpec(
-            "negate_a", "flag", 13, 1, {},
+            "negate_a", "flag", 13, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "negate_b", "flag", 14, 1, {},
+            "negate_b", "flag", 14, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_a", "flag", 15, 1, {},
+            "transpose_a", "flag", 15, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_b", "flag", 16, 1, {},
+            "transpose_b", "flag", 16, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "n", "dimension", 17, 6, {},
+            "n", "dimension", 17, 6,
+            {},
             "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
             "of this kind)",
         ),
         FieldSpec(
-            "scale_type", "enum", 23, 1, {"ue8m0": 1},
+            "scale_type", "enum", 23, 1,
+            {"ue8m0": 1},
             "one of ue8m0 (1)",
         ),
         FieldSpec(
-            "scale_a_layout", "enum", 26, 1, {"lanes32": 0, "lanes128": 1},
+            "scale_a_layout", "enum", 26, 1,
+            {"lanes32": 0, "lanes128": 1},
             "one of lanes32 (0), lanes128 (1)",
         ),
         FieldSpec(
-            "m", "dimension", 27, 2, {},
+            "m", "dimension", 27, 2,
+            {},
             "128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind)",
         ),
         FieldSpec(
-            "scale_a_id", "int", 29, 2, {},
+            "scale_a_id", "int", 29, 2,
+            {},
             "0 to 3",
         ),
         FieldSpec(
-            "k_dim", "flag", 31, 1, {},
+            "k_dim", "flag", 31, 1,
+            {},
             "0 to 1",
         ),
     )
@@ -4559,68 +4719,84 @@ class InstrDescSm107Mxf4:
     FIXED_VALUE: ClassVar[int] = 0x00000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "sparsity", "enum", 2, 1,
+            {"dense": 0, "sparse": 1},
             "one of dense (0), sparse (1)",
         ),
         FieldSpec(
-            "k_dim_hi", "int", 3, 1, {},
+            "k_dim_hi", "int", 3, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "scale_b_id", "int", 4, 2, {},
+            "scale_b_id", "int", 4, 2,
+            {},
             "one of 0, 2",
         ),
         FieldSpec(
-            "atype", "enum", 7, 3, {"e2m1": 1},
+            "atype", "enum", 7, 3,
+            {"e2m1": 1},
             "one of e2m1 (1)",
         ),
         FieldSpec(
-            "btype", "enum", 10, 2, {"e2m1": 1},
+            "btype", "enum", 10, 2,
+            {"e2m1": 1},
             "one of e2m1 (1)",
         ),
         FieldSpec(
-            "sparsity_version", "int", 12, 1, {},
+            "sparsity_version", "int", 12, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "negate_a", "flag", 13, 1, {},
+            "negate_a", "flag", 13, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "negate_b", "flag", 14, 1, {},
+            "negate_b", "flag", 14, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_a", "flag", 15, 1, {},
+            "transpose_a", "flag", 15, 1,
+            {},
             "only 0",
         ),
         FieldSpec(
-            "transpose_b", "flag", 16, 1, {},
+            "transpose_b", "flag", 16, 1,
+            {},
             "only 0",
         ),
         FieldSpec(
-            "n", "dimension", 17, 6, {},
+            "n", "dimension", 17, 6,
+            {},
             "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
             "of this kind)",
         ),
         FieldSpec(
-            "scale_type", "enum", 23, 2, {"ue8m0": 1},
+            "scale_type", "enum", 23, 2,
+            {"ue8m0": 1},
             "one of ue8m0 (1)",
         ),
         FieldSpec(
-            "scale_a_layout", "enum", 26, 1, {"lanes32": 0, "lanes128": 1},
+            "scale_a_layout", "enum", 26, 1,
+            {"lanes32": 0, "lanes128": 1},
             "one of lanes32 (0), lanes128 (1)",
         ),
         FieldSpec(
-            "m", "dimension", 27, 2, {},
+            "m", "dimension", 27, 2,
+            {},
             "128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind)",
         ),
         FieldSpec(
-            "scale_a_id", "int", 29, 2, {},
+            "scale_a_id", "int", 29, 2,
+            {},
             "one of 0, 2",
         ),
         FieldSpec(
-            "k_dim", "flag", 31, 1, {},
+            "k_dim", "flag", 31, 1,
+            {},
             "0 to 1",
         ),
     )
@@ -4963,68 +5139,84 @@ class InstrDescSm107Mxf4nvf4:
     FIXED_VALUE: ClassVar[int] = 0x00000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "sparsity", "enum", 2, 1, {"dense": 0, "sparse": 1},
+            "sparsity", "enum", 2, 1,
+            {"dense": 0, "sparse": 1},
             "one of dense (0), sparse (1)",
         ),
         FieldSpec(
-            "k_dim_hi", "int", 3, 1, {},
+            "k_dim_hi", "int", 3, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "scale_b_id", "int", 4, 2, {},
+            "scale_b_id", "int", 4, 2,
+            {},
             "one of 0, 2",
         ),
         FieldSpec(
-            "atype", "enum", 7, 3, {"e2m1": 1},
+            "atype", "enum", 7, 3,
+            {"e2m1": 1},
             "one of e2m1 (1)",
         ),
         FieldSpec(
-            "btype", "enum", 10, 2, {"e2m1": 1},
+            "btype", "enum", 10, 2,
+            {"e2m1": 1},
             "one of e2m1 (1)",
         ),
         FieldSpec(
-            "sparsity_version", "int", 12, 1, {},
+            "sparsity_version", "int", 12, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "negate_a", "flag", 13, 1, {},
+            "negate_a", "flag", 13, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "negate_b", "flag", 14, 1, {},
+            "negate_b", "flag", 14, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "transpose_a", "flag", 15, 1, {},
+            "transpose_a", "flag", 15, 1,
+            {},
             "only 0",
         ),
         FieldSpec(
-            "transpose_b", "flag", 16, 1, {},
+            "transpose_b", "flag", 16, 1,
+            {},
             "only 0",
         ),
         FieldSpec(
-            "n", "dimension", 17, 6, {},
+            "n", "dimension", 17, 6,
+            {},
             "8 to 256 in steps of 8 (encoded as N >> 3; with m, one of the tcgen05.mma shapes "
             "of this kind)",
         ),
         FieldSpec(
-            "scale_type", "enum", 23, 2, {"ue4m3": 0, "ue8m0": 1, "ue5m3": 2},
+            "scale_type", "enum", 23, 2,
+            {"ue4m3": 0, "ue8m0": 1, "ue5m3": 2},
             "one of ue4m3 (0), ue8m0 (1), ue5m3 (2)",
         ),
         FieldSpec(
-            "scale_a_layout", "enum", 26, 1, {"lanes32": 0, "lanes128": 1},
+            "scale_a_layout", "enum", 26, 1,
+            {"lanes32": 0, "lanes128": 1},
             "one of lanes32 (0), lanes128 (1)",
         ),
         FieldSpec(
-            "m", "dimension", 27, 2, {},
+            "m", "dimension", 27, 2,
+            {},
             "128 or 256 (encoded as M >> 7; with n, one of the tcgen05.mma shapes of this kind)",
         ),
         FieldSpec(
-            "scale_a_id", "int", 29, 2, {},
+            "scale_a_id", "int", 29, 2,
+            {},
             "one of 0, 2",
         ),
         FieldSpec(
-            "k_dim", "flag", 31, 1, {},
+            "k_dim", "flag", 31, 1,
+            {},
             "0 to 1",
         ),
     )

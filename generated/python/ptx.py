@@ -8,11 +8,11 @@
 # spec/instructions/math.yaml, spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml,
 # spec/instructions/mma_sp.yaml, spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml,
 # spec/instructions/movmatrix.yaml, spec/instructions/multimem.yaml,
-# spec/instructions/prefetch.yaml, spec/instructions/special_registers.yaml,
-# spec/instructions/st_red_async.yaml, spec/instructions/sync.yaml,
-# spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
-# spec/instructions/tensormap.yaml, spec/instructions/warp.yaml, spec/instructions/wgmma.yaml
-# (template templates/python/ptx.py.j2).
+# spec/instructions/prefetch.yaml, spec/instructions/spcompress.yaml,
+# spec/instructions/special_registers.yaml, spec/instructions/st_red_async.yaml,
+# spec/instructions/sync.yaml, spec/instructions/tcgen05_mma.yaml,
+# spec/instructions/tcgen05_tmem.yaml, spec/instructions/tensormap.yaml,
+# spec/instructions/warp.yaml, spec/instructions/wgmma.yaml (template templates/python/ptx.py.j2).
 # Do not edit: change the spec or the template and run `ptxgen generate`.
 """PTX instruction builders and support answers (``ptxgen.isa.ptx``).
 
@@ -195,9 +195,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "add",
                     "id": "add_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {
@@ -227,6 +226,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "s32",
                                 "u16x2",
                                 "s16x2",
+                                "u8x4",
+                                "s8x4",
                             ],
                         },
                         {
@@ -259,6 +260,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s32": "s32",
                                     "u16x2": "b32",
                                     "s16x2": "b32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                 },
                             },
                         },
@@ -286,6 +289,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                         "s32": "s32",
                                         "u16x2": "b32",
                                         "s16x2": "b32",
+                                        "u8x4": "b32",
+                                        "s8x4": "b32",
                                     },
                                 },
                             },
@@ -311,6 +316,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s32": "s32",
                                     "u16x2": "b32",
                                     "s16x2": "b32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                 },
                             },
                         },
@@ -363,6 +370,18 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "since": "8.0",
                         },
                         {
+                            "id": "int-x4",
+                            "match": {"sat": [False, True], "type": ["u8x4", "s8x4"]},
+                            "targets": ["sm_107f", "sm_120f"],
+                            "since": "9.2",
+                        },
+                        {
+                            "id": "int-sat-9.2",
+                            "match": {"sat": True, "type": ["u32", "u16x2", "s16x2"]},
+                            "targets": ["sm_107f", "sm_120f"],
+                            "since": "9.2",
+                        },
+                        {
                             "id": "mixed",
                             "match": {
                                 "rnd": ["none", "rn", "rz", "rm", "rp"],
@@ -391,6 +410,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "add_s32", "when": {"type": "s32", "atype": "none"}},
                         {"name": "add_u16x2", "when": {"type": "u16x2", "atype": "none"}},
                         {"name": "add_s16x2", "when": {"type": "s16x2", "atype": "none"}},
+                        {"name": "add_u8x4", "when": {"type": "u8x4", "atype": "none"}},
+                        {"name": "add_s8x4", "when": {"type": "s8x4", "atype": "none"}},
                         {"name": "add_f32_f16", "when": {"type": "f32", "atype": "f16"}},
                         {"name": "add_f32_bf16", "when": {"type": "f32", "atype": "bf16"}},
                     ],
@@ -399,9 +420,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "sub",
                     "id": "sub_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {
@@ -429,6 +449,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "s16",
                                 "s64",
                                 "s32",
+                                "u8x4",
+                                "s8x4",
                             ],
                         },
                         {
@@ -459,6 +481,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s16": "b16",
                                     "s64": "b64",
                                     "s32": "s32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                 },
                             },
                         },
@@ -484,6 +508,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                         "s16": "b16",
                                         "s64": "b64",
                                         "s32": "s32",
+                                        "u8x4": "b32",
+                                        "s8x4": "b32",
                                     },
                                 },
                             },
@@ -507,6 +533,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s16": "b16",
                                     "s64": "b64",
                                     "s32": "s32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                 },
                             },
                         },
@@ -553,6 +581,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"id": "int", "match": {"type": ["u16", "u32", "u64", "s16", "s64"]}},
                         {"id": "int-s32", "match": {"sat": [False, True], "type": "s32"}},
                         {
+                            "id": "int-x4",
+                            "match": {"sat": [False, True], "type": ["u8x4", "s8x4"]},
+                            "targets": ["sm_107f", "sm_120f"],
+                            "since": "9.2",
+                        },
+                        {
                             "id": "mixed",
                             "match": {
                                 "rnd": ["none", "rn", "rz", "rm", "rp"],
@@ -579,6 +613,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "sub_s16", "when": {"type": "s16", "atype": "none"}},
                         {"name": "sub_s64", "when": {"type": "s64", "atype": "none"}},
                         {"name": "sub_s32", "when": {"type": "s32", "atype": "none"}},
+                        {"name": "sub_u8x4", "when": {"type": "u8x4", "atype": "none"}},
+                        {"name": "sub_s8x4", "when": {"type": "s8x4", "atype": "none"}},
                         {"name": "sub_f32_f16", "when": {"type": "f32", "atype": "f16"}},
                         {"name": "sub_f32_bf16", "when": {"type": "f32", "atype": "bf16"}},
                     ],
@@ -587,9 +623,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "mul",
                     "id": "mul_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {
@@ -781,9 +816,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "mad",
                     "id": "mad_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {"name": "mode", "text": ".{}", "values": ["hi", "lo", "wide"]},
@@ -914,9 +948,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "fma",
                     "id": "fma_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {"name": "rnd", "text": ".{}", "values": ["rn", "rz", "rm", "rp"]},
@@ -1090,9 +1123,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "min",
                     "id": "min_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
@@ -1116,6 +1148,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "s64",
                                 "s16x2",
                                 "u16x2",
+                                "u8x4",
+                                "s8x4",
                                 "f32",
                                 "f64",
                                 "f16",
@@ -1141,6 +1175,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "s16x2": "b32",
                                     "u16x2": "b32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1164,6 +1200,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "s16x2": "b32",
                                     "u16x2": "b32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1187,6 +1225,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "s16x2": "b32",
                                     "u16x2": "b32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1217,6 +1257,18 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "match": {"type": "u16x2", "c": False},
                             "targets": ["sm_90+"],
                             "since": "8.0",
+                        },
+                        {
+                            "id": "int-x4",
+                            "match": {"type": "u8x4", "c": False},
+                            "targets": ["sm_107f", "sm_120f"],
+                            "since": "9.2",
+                        },
+                        {
+                            "id": "int-s8x4",
+                            "match": {"relu": [False, True], "type": "s8x4", "c": False},
+                            "targets": ["sm_107f", "sm_120f"],
+                            "since": "9.2",
                         },
                         {
                             "id": "int-relu",
@@ -1295,6 +1347,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "min_s64", "when": {"type": "s64"}},
                         {"name": "min_s16x2", "when": {"type": "s16x2"}},
                         {"name": "min_u16x2", "when": {"type": "u16x2"}},
+                        {"name": "min_u8x4", "when": {"type": "u8x4"}},
+                        {"name": "min_s8x4", "when": {"type": "s8x4"}},
                         {"name": "min_f32", "when": {"type": "f32"}},
                         {"name": "min_f64", "when": {"type": "f64"}},
                         {"name": "min_f16", "when": {"type": "f16"}},
@@ -1307,9 +1361,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "max",
                     "id": "max_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
@@ -1333,6 +1386,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "s64",
                                 "s16x2",
                                 "u16x2",
+                                "u8x4",
+                                "s8x4",
                                 "f32",
                                 "f64",
                                 "f16",
@@ -1358,6 +1413,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "s16x2": "b32",
                                     "u16x2": "b32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1381,6 +1438,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "s16x2": "b32",
                                     "u16x2": "b32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1404,6 +1463,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s64": "b64",
                                     "s16x2": "b32",
                                     "u16x2": "b32",
+                                    "u8x4": "b32",
+                                    "s8x4": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1434,6 +1495,18 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "match": {"type": "u16x2", "c": False},
                             "targets": ["sm_90+"],
                             "since": "8.0",
+                        },
+                        {
+                            "id": "int-x4",
+                            "match": {"type": "u8x4", "c": False},
+                            "targets": ["sm_107f", "sm_120f"],
+                            "since": "9.2",
+                        },
+                        {
+                            "id": "int-s8x4",
+                            "match": {"relu": [False, True], "type": "s8x4", "c": False},
+                            "targets": ["sm_107f", "sm_120f"],
+                            "since": "9.2",
                         },
                         {
                             "id": "int-relu",
@@ -1512,6 +1585,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "max_s64", "when": {"type": "s64"}},
                         {"name": "max_s16x2", "when": {"type": "s16x2"}},
                         {"name": "max_u16x2", "when": {"type": "u16x2"}},
+                        {"name": "max_u8x4", "when": {"type": "u8x4"}},
+                        {"name": "max_s8x4", "when": {"type": "s8x4"}},
                         {"name": "max_f32", "when": {"type": "f32"}},
                         {"name": "max_f64", "when": {"type": "f64"}},
                         {"name": "max_f16", "when": {"type": "f16"}},
@@ -1524,9 +1599,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "neg",
                     "id": "neg_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
@@ -1537,6 +1611,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "s16",
                                 "s32",
                                 "s64",
+                                "s8x4",
                                 "f32",
                                 "f64",
                                 "f16",
@@ -1557,6 +1632,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s16": "b16",
                                     "s32": "s32",
                                     "s64": "b64",
+                                    "s8x4": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1575,6 +1651,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "s16": "b16",
                                     "s32": "s32",
                                     "s64": "b64",
+                                    "s8x4": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
                                     "f16": "b16",
@@ -1587,6 +1664,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     ],
                     "combinations": [
                         {"id": "int", "match": {"type": ["s16", "s32", "s64"]}},
+                        {
+                            "id": "int-x4",
+                            "match": {"type": "s8x4"},
+                            "targets": ["sm_107f", "sm_120f"],
+                            "since": "9.2",
+                        },
                         {"id": "f32", "match": {"ftz": [False, True], "type": "f32"}},
                         {"id": "f64", "match": {"type": "f64"}},
                         {"id": "f16", "match": {"ftz": [False, True], "type": ["f16", "f16x2"]}},
@@ -1602,6 +1685,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "neg_s16", "when": {"type": "s16"}},
                         {"name": "neg_s32", "when": {"type": "s32"}},
                         {"name": "neg_s64", "when": {"type": "s64"}},
+                        {"name": "neg_s8x4", "when": {"type": "s8x4"}},
                         {"name": "neg_f32", "when": {"type": "f32"}},
                         {"name": "neg_f64", "when": {"type": "f64"}},
                         {"name": "neg_f16", "when": {"type": "f16"}},
@@ -1614,9 +1698,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "abs",
                     "id": "abs_arith",
                     "partial": (
-                        "not yet: the .u8x4 / .s8x4 and 16x2 .sat integer forms, the PTX ISA "
-                        "9.4 x2 mixed add / fma, fma.oob, mul24 / mad24 / sad / div / rem, "
-                        "float mad"
+                        "not yet: add.cc / sub.cc, the PTX ISA 9.4 x2 mixed add / fma, "
+                        "fma.oob, mul24 / mad24 / sad / div / rem, float mad"
                     ),
                     "qualifiers": [
                         {"name": "ftz", "text": ".ftz", "flag": True},
@@ -1702,6 +1785,23 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "abs_bf16", "when": {"type": "bf16"}},
                         {"name": "abs_bf16x2", "when": {"type": "bf16x2"}},
                     ],
+                },
+            ],
+            "doc_errata": [
+                {
+                    "id": "neg-u8x4",
+                    "proposal": "instruction:neg_arith:release:9.2:.u8x4",
+                    "location": {"section": "13.3", "ptx_isa": "9.4"},
+                    "says": (
+                        "the PTX ISA 9.2 release notes add .u8x4 and .s8x4 to add, sub, min, "
+                        "max and neg"
+                    ),
+                    "evidence": (
+                        "neg's own syntax (9.7.1.12) lists .s8x4 only, and ptxas 13.5 refuses "
+                        "neg.u8x4 on every target at PTX ISA 9.2-9.4 (neg.s8x4 assembles on "
+                        "sm_120f at 9.2); ptxas 13.0 reads PTX ISA 9.0 at most"
+                    ),
+                    "ptxas": "Unexpected instruction types specified for 'neg'",
                 },
             ],
         },
@@ -8082,18 +8182,16 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "and",
                     "id": "and_op",
-                    "partial": (
-                        "not yet: the .pred forms of and / or / xor / not, setp with a "
-                        ".BoolOp or p|q, half-precision setp, set"
-                    ),
+                    "partial": "not yet: setp with a .BoolOp or p|q, half-precision setp, set",
                     "qualifiers": [
-                        {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
+                        {"name": "type", "text": ".{}", "values": ["pred", "b16", "b32", "b64"]},
                     ],
                     "operands": [
                         {
                             "name": "d",
                             "kind": "register",
                             "io": "out",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
@@ -8102,6 +8200,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "a",
                             "kind": "register",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
@@ -8111,15 +8210,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "b",
                             "kind": "register",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
                             },
                             "immediate": "allowed",
                         },
+                        {"name": "p", "kind": "predicate", "io": "out", "when": {"type": "pred"}},
+                        {"name": "q", "kind": "predicate", "when": {"type": "pred"}},
+                        {"name": "r", "kind": "predicate", "when": {"type": "pred"}},
                     ],
                     "gates": [{"id": "and", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
                     "wrappers": [
+                        {"name": "and_pred", "when": {"type": "pred"}},
                         {"name": "and_b16", "when": {"type": "b16"}},
                         {"name": "and_b32", "when": {"type": "b32"}},
                         {"name": "and_b64", "when": {"type": "b64"}},
@@ -8128,18 +8232,16 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "or",
                     "id": "or_op",
-                    "partial": (
-                        "not yet: the .pred forms of and / or / xor / not, setp with a "
-                        ".BoolOp or p|q, half-precision setp, set"
-                    ),
+                    "partial": "not yet: setp with a .BoolOp or p|q, half-precision setp, set",
                     "qualifiers": [
-                        {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
+                        {"name": "type", "text": ".{}", "values": ["pred", "b16", "b32", "b64"]},
                     ],
                     "operands": [
                         {
                             "name": "d",
                             "kind": "register",
                             "io": "out",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
@@ -8148,6 +8250,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "a",
                             "kind": "register",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
@@ -8157,15 +8260,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "b",
                             "kind": "register",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
                             },
                             "immediate": "allowed",
                         },
+                        {"name": "p", "kind": "predicate", "io": "out", "when": {"type": "pred"}},
+                        {"name": "q", "kind": "predicate", "when": {"type": "pred"}},
+                        {"name": "r", "kind": "predicate", "when": {"type": "pred"}},
                     ],
                     "gates": [{"id": "or", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
                     "wrappers": [
+                        {"name": "or_pred", "when": {"type": "pred"}},
                         {"name": "or_b16", "when": {"type": "b16"}},
                         {"name": "or_b32", "when": {"type": "b32"}},
                         {"name": "or_b64", "when": {"type": "b64"}},
@@ -8174,18 +8282,16 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "xor",
                     "id": "xor_op",
-                    "partial": (
-                        "not yet: the .pred forms of and / or / xor / not, setp with a "
-                        ".BoolOp or p|q, half-precision setp, set"
-                    ),
+                    "partial": "not yet: setp with a .BoolOp or p|q, half-precision setp, set",
                     "qualifiers": [
-                        {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
+                        {"name": "type", "text": ".{}", "values": ["pred", "b16", "b32", "b64"]},
                     ],
                     "operands": [
                         {
                             "name": "d",
                             "kind": "register",
                             "io": "out",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
@@ -8194,6 +8300,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "a",
                             "kind": "register",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
@@ -8203,15 +8310,20 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "b",
                             "kind": "register",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
                             },
                             "immediate": "allowed",
                         },
+                        {"name": "p", "kind": "predicate", "io": "out", "when": {"type": "pred"}},
+                        {"name": "q", "kind": "predicate", "when": {"type": "pred"}},
+                        {"name": "r", "kind": "predicate", "when": {"type": "pred"}},
                     ],
                     "gates": [{"id": "xor", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
                     "wrappers": [
+                        {"name": "xor_pred", "when": {"type": "pred"}},
                         {"name": "xor_b16", "when": {"type": "b16"}},
                         {"name": "xor_b32", "when": {"type": "b32"}},
                         {"name": "xor_b64", "when": {"type": "b64"}},
@@ -8220,18 +8332,16 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "not",
                     "id": "not_op",
-                    "partial": (
-                        "not yet: the .pred forms of and / or / xor / not, setp with a "
-                        ".BoolOp or p|q, half-precision setp, set"
-                    ),
+                    "partial": "not yet: setp with a .BoolOp or p|q, half-precision setp, set",
                     "qualifiers": [
-                        {"name": "type", "text": ".{}", "values": ["b16", "b32", "b64"]},
+                        {"name": "type", "text": ".{}", "values": ["pred", "b16", "b32", "b64"]},
                     ],
                     "operands": [
                         {
                             "name": "d",
                             "kind": "register",
                             "io": "out",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
@@ -8240,14 +8350,18 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "name": "a",
                             "kind": "register",
+                            "when": {"type": ["b16", "b32", "b64"]},
                             "type": {
                                 "by": "type",
                                 "values": {"b16": "b16", "b32": "b32", "b64": "b64"},
                             },
                         },
+                        {"name": "p", "kind": "predicate", "io": "out", "when": {"type": "pred"}},
+                        {"name": "q", "kind": "predicate", "when": {"type": "pred"}},
                     ],
                     "gates": [{"id": "not", "when": {}, "targets": ["sm_75+"], "since": "6.3"}],
                     "wrappers": [
+                        {"name": "not_pred", "when": {"type": "pred"}},
                         {"name": "not_b16", "when": {"type": "b16"}},
                         {"name": "not_b32", "when": {"type": "b32"}},
                         {"name": "not_b64", "when": {"type": "b64"}},
@@ -12657,9 +12771,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "multimem.ld_reduce",
                     "id": "multimem_ld_reduce",
                     "partial": (
-                        "not yet: the .e5m2/.e4m3 types and .acc::f16 (sm_100a and the f "
-                        "targets), generic addresses (no .global)"
+                        "not yet: the .e5m2 and .e4m3 vectors (8-bit elements: no inline-asm "
+                        "constraint holds a .b8 register; ptxas 13.0 and 13.5 assemble them)"
                     ),
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -12680,6 +12795,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "values": ["min", "max", "add", "and", "or", "xor"],
                         },
                         {"name": "acc", "text": ".acc::f32", "flag": True},
+                        {"name": "acc_f16", "text": ".acc::f16", "flag": True},
                         {
                             "name": "vec",
                             "text": ".{}",
@@ -12702,6 +12818,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "bf16x2",
                                 "f32",
                                 "f64",
+                                "e5m2x2",
+                                "e5m2x4",
+                                "e4m3x2",
+                                "e4m3x4",
                             ],
                         },
                     ],
@@ -12724,6 +12844,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "bf16x2": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
+                                    "e5m2x4": "b32",
+                                    "e4m3x4": "b32",
                                 },
                             },
                         },
@@ -12740,6 +12862,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "f16x2": "b32",
                                     "bf16x2": "b32",
                                     "f32": "f32",
+                                    "e5m2x2": "b16",
+                                    "e4m3x2": "b16",
+                                    "e5m2x4": "b32",
+                                    "e4m3x4": "b32",
                                 },
                             },
                             "count": {"by": "vec", "values": {"v2": 2, "v4": 4, "v8": 8}},
@@ -12760,13 +12886,6 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "message": "a scope goes with .relaxed, .acquire",
                         },
                         {
-                            "id": "global-subset",
-                            "when": {"space": "none"},
-                            "require": {"space": "global"},
-                            "ptxas_accepts": {"space": "none"},
-                            "message": "ptxgen offers the .global forms only",
-                        },
-                        {
                             "id": "scalar-types",
                             "when": {"vec": "none"},
                             "require": {
@@ -12781,24 +12900,61 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "bf16x2",
                                     "f32",
                                     "f64",
+                                    "e5m2x4",
+                                    "e4m3x4",
                                 ],
                             },
                             "message": (
-                                "without .vec the type is 32 or 64 bits (.f16 and .bf16 take "
-                                ".v2, .v4 or .v8)"
+                                "without .vec the type is 32 or 64 bits (.f16, .bf16 and the "
+                                "narrower fp8 types take a vector)"
                             ),
                         },
                         {
-                            "id": "v2-v4-types",
-                            "when": {"vec": ["v2", "v4"]},
-                            "require": {"type": ["f16", "f16x2", "bf16", "bf16x2", "f32"]},
-                            "message": ".v2 and .v4 take .f16, .f16x2, .bf16, .bf16x2 or .f32",
+                            "id": "v2-types",
+                            "when": {"vec": "v2"},
+                            "require": {
+                                "type": [
+                                    "f16",
+                                    "f16x2",
+                                    "bf16",
+                                    "bf16x2",
+                                    "f32",
+                                    "e5m2x2",
+                                    "e5m2x4",
+                                    "e4m3x2",
+                                    "e4m3x4",
+                                ],
+                            },
+                            "message": (
+                                ".v2 takes .f16, .f16x2, .bf16, .bf16x2, .f32, .e5m2x2, "
+                                ".e5m2x4, .e4m3x2 or .e4m3x4"
+                            ),
+                        },
+                        {
+                            "id": "v4-types",
+                            "when": {"vec": "v4"},
+                            "require": {
+                                "type": [
+                                    "f16",
+                                    "f16x2",
+                                    "bf16",
+                                    "bf16x2",
+                                    "f32",
+                                    "e5m2x2",
+                                    "e5m2x4",
+                                    "e4m3x2",
+                                    "e4m3x4",
+                                ],
+                            },
+                            "message": (
+                                ".v4 takes .f16, .f16x2, .bf16, .bf16x2, .f32 or an fp8 type"
+                            ),
                         },
                         {
                             "id": "v8-types",
                             "when": {"vec": "v8"},
-                            "require": {"type": ["f16", "bf16"]},
-                            "message": ".v8 takes .f16 or .bf16",
+                            "require": {"type": ["f16", "bf16", "e5m2x2", "e4m3x2"]},
+                            "message": ".v8 takes .f16, .bf16, .e5m2x2 or .e4m3x2",
                         },
                         {
                             "id": "bit-ops",
@@ -12820,6 +12976,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "bf16x2",
                                     "f32",
                                     "f64",
+                                    "e5m2x2",
+                                    "e5m2x4",
+                                    "e4m3x2",
+                                    "e4m3x4",
                                 ],
                             },
                             "message": ".add takes .u32, .u64, .s32 or a floating-point type",
@@ -12837,10 +12997,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "f16x2",
                                     "bf16",
                                     "bf16x2",
+                                    "e5m2x2",
+                                    "e5m2x4",
+                                    "e4m3x2",
+                                    "e4m3x4",
                                 ],
                             },
                             "message": (
-                                ".min and .max take .u32, .s32, .u64, .s64 or a 16-bit "
+                                ".min and .max take .u32, .s32, .u64, .s64 or a 16- or 8-bit "
                                 "floating-point type"
                             ),
                         },
@@ -12850,10 +13014,45 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "require": {"op": "add", "type": ["f16", "f16x2", "bf16", "bf16x2"]},
                             "message": ".acc::f32 goes with .add of a 16-bit floating-point type",
                         },
+                        {
+                            "id": "acc-f16",
+                            "when": {"acc_f16": True},
+                            "require": {
+                                "op": "add",
+                                "type": ["e5m2x2", "e5m2x4", "e4m3x2", "e4m3x4"],
+                            },
+                            "message": ".acc::f16 goes with .add of an fp8 type",
+                        },
                     ],
                     "gates": [
                         {"id": "multimem", "when": {}, "targets": ["sm_90+"], "since": "8.1"},
                         {"id": "acc-f32", "when": {"acc": True}, "since": "8.2"},
+                        {
+                            "id": "fp8",
+                            "when": {"type": ["e5m2x2", "e5m2x4", "e4m3x2", "e4m3x4"]},
+                            "targets": [
+                                "sm_100a",
+                                "sm_101a",
+                                "sm_120a",
+                                "sm_121a",
+                                "sm_100f",
+                                "sm_101f",
+                            ],
+                            "since": "8.6",
+                        },
+                        {
+                            "id": "acc-f16",
+                            "when": {"acc_f16": True},
+                            "targets": [
+                                "sm_100a",
+                                "sm_101a",
+                                "sm_120a",
+                                "sm_121a",
+                                "sm_100f",
+                                "sm_101f",
+                            ],
+                            "since": "8.6",
+                        },
                     ],
                     "wrappers": [
                         {"name": "multimem_ld_reduce", "when": {"vec": "none"}},
@@ -12864,9 +13063,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "name": "multimem.st",
                     "id": "multimem_st",
                     "partial": (
-                        "not yet: the .e5m2/.e4m3 types (sm_100a and the f targets), generic "
-                        "addresses (no .global)"
+                        "not yet: the .e5m2 and .e4m3 vectors (8-bit elements: no inline-asm "
+                        "constraint holds a .b8 register; ptxas 13.0 and 13.5 assemble them)"
                     ),
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -12903,6 +13103,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "bf16x2",
                                 "f32",
                                 "f64",
+                                "e5m2x2",
+                                "e5m2x4",
+                                "e4m3x2",
+                                "e4m3x4",
                             ],
                         },
                     ],
@@ -12925,6 +13129,8 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "bf16x2": "b32",
                                     "f32": "f32",
                                     "f64": "f64",
+                                    "e5m2x4": "b32",
+                                    "e4m3x4": "b32",
                                 },
                             },
                         },
@@ -12940,6 +13146,10 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "f16x2": "b32",
                                     "bf16x2": "b32",
                                     "f32": "f32",
+                                    "e5m2x2": "b16",
+                                    "e4m3x2": "b16",
+                                    "e5m2x4": "b32",
+                                    "e4m3x4": "b32",
                                 },
                             },
                             "count": {"by": "vec", "values": {"v2": 2, "v4": 4, "v8": 8}},
@@ -12959,13 +13169,6 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "message": "a scope goes with .relaxed, .release",
                         },
                         {
-                            "id": "global-subset",
-                            "when": {"space": "none"},
-                            "require": {"space": "global"},
-                            "ptxas_accepts": {"space": "none"},
-                            "message": "ptxgen offers the .global forms only",
-                        },
-                        {
                             "id": "scalar-types",
                             "when": {"vec": "none"},
                             "require": {
@@ -12980,28 +13183,78 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "bf16x2",
                                     "f32",
                                     "f64",
+                                    "e5m2x4",
+                                    "e4m3x4",
                                 ],
                             },
                             "message": (
-                                "without .vec the type is 32 or 64 bits (.f16 and .bf16 take "
-                                ".v2, .v4 or .v8)"
+                                "without .vec the type is 32 or 64 bits (.f16, .bf16 and the "
+                                "narrower fp8 types take a vector)"
                             ),
                         },
                         {
-                            "id": "v2-v4-types",
-                            "when": {"vec": ["v2", "v4"]},
-                            "require": {"type": ["f16", "f16x2", "bf16", "bf16x2", "f32"]},
-                            "message": ".v2 and .v4 take .f16, .f16x2, .bf16, .bf16x2 or .f32",
+                            "id": "v2-types",
+                            "when": {"vec": "v2"},
+                            "require": {
+                                "type": [
+                                    "f16",
+                                    "f16x2",
+                                    "bf16",
+                                    "bf16x2",
+                                    "f32",
+                                    "e5m2x2",
+                                    "e5m2x4",
+                                    "e4m3x2",
+                                    "e4m3x4",
+                                ],
+                            },
+                            "message": (
+                                ".v2 takes .f16, .f16x2, .bf16, .bf16x2, .f32, .e5m2x2, "
+                                ".e5m2x4, .e4m3x2 or .e4m3x4"
+                            ),
+                        },
+                        {
+                            "id": "v4-types",
+                            "when": {"vec": "v4"},
+                            "require": {
+                                "type": [
+                                    "f16",
+                                    "f16x2",
+                                    "bf16",
+                                    "bf16x2",
+                                    "f32",
+                                    "e5m2x2",
+                                    "e5m2x4",
+                                    "e4m3x2",
+                                    "e4m3x4",
+                                ],
+                            },
+                            "message": (
+                                ".v4 takes .f16, .f16x2, .bf16, .bf16x2, .f32 or an fp8 type"
+                            ),
                         },
                         {
                             "id": "v8-types",
                             "when": {"vec": "v8"},
-                            "require": {"type": ["f16", "bf16"]},
-                            "message": ".v8 takes .f16 or .bf16",
+                            "require": {"type": ["f16", "bf16", "e5m2x2", "e4m3x2"]},
+                            "message": ".v8 takes .f16, .bf16, .e5m2x2 or .e4m3x2",
                         },
                     ],
                     "gates": [
                         {"id": "multimem", "when": {}, "targets": ["sm_90+"], "since": "8.1"},
+                        {
+                            "id": "fp8",
+                            "when": {"type": ["e5m2x2", "e5m2x4", "e4m3x2", "e4m3x4"]},
+                            "targets": [
+                                "sm_100a",
+                                "sm_101a",
+                                "sm_120a",
+                                "sm_121a",
+                                "sm_100f",
+                                "sm_101f",
+                            ],
+                            "since": "8.6",
+                        },
                     ],
                     "wrappers": [
                         {"name": "multimem_st", "when": {"vec": "none"}},
@@ -13011,7 +13264,7 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                 {
                     "name": "multimem.red",
                     "id": "multimem_red",
-                    "partial": "not yet: the generic addresses (no .global)",
+                    "spelling": {"head": 1},
                     "qualifiers": [
                         {
                             "name": "sem",
@@ -13109,13 +13362,6 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "message": "a scope goes with .relaxed, .release",
                         },
                         {
-                            "id": "global-subset",
-                            "when": {"space": "none"},
-                            "require": {"space": "global"},
-                            "ptxas_accepts": {"space": "none"},
-                            "message": "ptxgen offers the .global forms only",
-                        },
-                        {
                             "id": "scalar-types",
                             "when": {"vec": "none"},
                             "require": {
@@ -13207,6 +13453,103 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"name": "multimem_red", "when": {"vec": "none"}},
                         {"name": "multimem_red_v", "when": {"vec": ["v2", "v4", "v8"]}},
                     ],
+                },
+                {
+                    "name": "multimem.st.async",
+                    "id": "multimem_st_async",
+                    "spelling": {"head": 2},
+                    "qualifiers": [
+                        {"name": "sem", "text": ".{}", "values": ["release"]},
+                        {"name": "scope", "text": ".{}", "values": ["gpu", "sys"]},
+                        {"name": "space", "text": ".{}", "values": ["global"], "optional": True},
+                        {
+                            "name": "type",
+                            "text": ".{}",
+                            "values": [
+                                "b8",
+                                "b16",
+                                "b32",
+                                "b64",
+                                "u8",
+                                "u16",
+                                "u32",
+                                "u64",
+                                "s8",
+                                "s16",
+                                "s32",
+                                "s64",
+                                "f32",
+                                "f64",
+                            ],
+                        },
+                    ],
+                    "operands": [
+                        {"name": "a", "kind": "address", "type": "b64", "access": "write"},
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {
+                                    "b8": "b32",
+                                    "u8": "b32",
+                                    "s8": "s32",
+                                    "b16": "b16",
+                                    "u16": "b16",
+                                    "s16": "s32",
+                                    "b32": "b32",
+                                    "u32": "b32",
+                                    "s32": "s32",
+                                    "b64": "b64",
+                                    "u64": "b64",
+                                    "s64": "b64",
+                                    "f32": "f32",
+                                    "f64": "f64",
+                                },
+                            },
+                        },
+                    ],
+                    "gates": [
+                        {
+                            "id": "multimem-st-async",
+                            "when": {},
+                            "targets": ["sm_100+"],
+                            "since": "9.3",
+                        },
+                    ],
+                    "wrappers": [{"name": "multimem_st_async", "when": {}}],
+                },
+                {
+                    "name": "multimem.red.async",
+                    "id": "multimem_red_async",
+                    "spelling": {"head": 2},
+                    "qualifiers": [
+                        {"name": "sem", "text": ".{}", "values": ["release"]},
+                        {"name": "scope", "text": ".{}", "values": ["gpu", "sys"]},
+                        {"name": "space", "text": ".{}", "values": ["global"], "optional": True},
+                        {"name": "op", "text": ".{}", "values": ["add"]},
+                        {"name": "type", "text": ".{}", "values": ["u32", "s32", "u64"]},
+                    ],
+                    "operands": [
+                        {"name": "a", "kind": "address", "type": "b64", "access": "write"},
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "type": {
+                                "by": "type",
+                                "values": {"u32": "b32", "s32": "s32", "u64": "b64"},
+                            },
+                        },
+                    ],
+                    "gates": [
+                        {
+                            "id": "multimem-red-async",
+                            "when": {},
+                            "targets": ["sm_100+"],
+                            "since": "9.3",
+                        },
+                    ],
+                    "wrappers": [{"name": "multimem_red_async", "when": {}}],
                 },
             ],
         },
@@ -13344,6 +13687,144 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {"id": "prefetchu", "when": {}, "targets": ["sm_75+"], "since": "6.3"},
                     ],
                     "wrappers": [{"name": "prefetchu", "when": {}}],
+                },
+            ],
+        },
+    ),
+    (
+        "spec/instructions/spcompress.yaml",
+        {
+            "instructions": [
+                {
+                    "name": "spcompress",
+                    "id": "spcompress",
+                    "spelling": {"ordered": [["elemsize", "idxsize"]]},
+                    "qualifiers": [
+                        {"name": "elemsize", "text": ".{}", "values": ["b8", "b16"]},
+                        {"name": "idxsize", "text": ".{}", "values": ["b2", "b4"]},
+                        {"name": "spfactor", "text": ".{}", "values": ["sp::2:4"]},
+                        {
+                            "name": "num",
+                            "text": ".{}",
+                            "values": ["x1", "x2", "x4", "x8", "x16", "x32", "x64"],
+                        },
+                    ],
+                    "operands": [
+                        {
+                            "name": "mdata",
+                            "kind": "vector",
+                            "io": "out",
+                            "type": "b32",
+                            "count": {
+                                "by": "elemsize",
+                                "values": {
+                                    "b8": {
+                                        "by": "idxsize",
+                                        "values": {
+                                            "b2": {
+                                                "by": "num",
+                                                "values": {
+                                                    "x1": 1,
+                                                    "x2": 1,
+                                                    "x4": 1,
+                                                    "x8": 2,
+                                                    "x16": 4,
+                                                    "x32": 8,
+                                                    "x64": 16,
+                                                },
+                                            },
+                                            "b4": {
+                                                "by": "num",
+                                                "values": {
+                                                    "x1": 1,
+                                                    "x2": 1,
+                                                    "x4": 2,
+                                                    "x8": 4,
+                                                    "x16": 8,
+                                                    "x32": 16,
+                                                    "x64": 32,
+                                                },
+                                            },
+                                        },
+                                    },
+                                    "b16": {
+                                        "by": "idxsize",
+                                        "values": {
+                                            "b2": {
+                                                "by": "num",
+                                                "values": {
+                                                    "x1": 1,
+                                                    "x2": 1,
+                                                    "x4": 1,
+                                                    "x8": 1,
+                                                    "x16": 2,
+                                                    "x32": 4,
+                                                    "x64": 8,
+                                                },
+                                            },
+                                            "b4": {
+                                                "by": "num",
+                                                "values": {
+                                                    "x1": 1,
+                                                    "x2": 1,
+                                                    "x4": 1,
+                                                    "x8": 2,
+                                                    "x16": 4,
+                                                    "x32": 8,
+                                                    "x64": 16,
+                                                },
+                                            },
+                                        },
+                                    },
+                                },
+                            },
+                        },
+                        {
+                            "name": "cdata",
+                            "kind": "vector",
+                            "io": "out",
+                            "type": "b32",
+                            "count": {
+                                "by": "num",
+                                "values": {
+                                    "x1": 1,
+                                    "x2": 2,
+                                    "x4": 4,
+                                    "x8": 8,
+                                    "x16": 16,
+                                    "x32": 32,
+                                    "x64": 64,
+                                },
+                            },
+                        },
+                        {
+                            "name": "data",
+                            "kind": "vector",
+                            "type": "b32",
+                            "count": {
+                                "by": "num",
+                                "values": {
+                                    "x1": 2,
+                                    "x2": 4,
+                                    "x4": 8,
+                                    "x8": 16,
+                                    "x16": 32,
+                                    "x32": 64,
+                                    "x64": 128,
+                                },
+                            },
+                        },
+                        {
+                            "name": "spdesc",
+                            "kind": "register",
+                            "type": "b32",
+                            "descriptor": {"name": "spcompress_desc"},
+                        },
+                    ],
+                    "gates": [
+                        {"id": "spcompress", "when": {}, "targets": ["sm_107a"], "since": "9.4"},
+                    ],
+                    "wrappers": [{"name": "spcompress", "when": {}}],
                 },
             ],
         },
@@ -14690,6 +15171,57 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     ],
                 },
                 {
+                    "name": "barrier",
+                    "id": "barrier_red",
+                    "spelling": {"fixed": ["cta", {"qualifier": "action", "values": ["red"]}]},
+                    "alias_names": [{"name": "bar", "sets": {"aligned": True}}],
+                    "qualifiers": [
+                        {"name": "cta", "text": ".cta", "flag": True},
+                        {"name": "action", "text": ".{}", "values": ["red"]},
+                        {"name": "op", "text": ".{}", "values": ["popc", "and", "or"]},
+                        {"name": "aligned", "text": ".aligned", "flag": True},
+                        {"name": "type", "text": ".{}", "values": ["u32", "pred"]},
+                    ],
+                    "operands": [
+                        {
+                            "name": "d",
+                            "kind": "register",
+                            "io": "out",
+                            "type": "b32",
+                            "when": {"type": "u32"},
+                        },
+                        {"name": "p", "kind": "predicate", "io": "out", "when": {"type": "pred"}},
+                        {"name": "a", "kind": "register", "type": "b32", "immediate": "allowed"},
+                        {
+                            "name": "b",
+                            "kind": "register",
+                            "type": "b32",
+                            "immediate": "allowed",
+                            "optional": True,
+                        },
+                        {"name": "c", "kind": "predicate"},
+                    ],
+                    "rules": [
+                        {
+                            "id": "popc-u32",
+                            "when": {"op": "popc"},
+                            "require": {"type": "u32"},
+                            "message": ".popc takes .u32",
+                        },
+                        {
+                            "id": "and-or-pred",
+                            "when": {"op": ["and", "or"]},
+                            "require": {"type": "pred"},
+                            "message": ".and and .or take .pred",
+                        },
+                    ],
+                    "gates": [{"id": "cta", "when": {"cta": True}, "since": "7.8"}],
+                    "wrappers": [
+                        {"name": "barrier_red_popc", "when": {"op": "popc"}},
+                        {"name": "barrier_red", "when": {"op": ["and", "or"]}},
+                    ],
+                },
+                {
                     "name": "elect.sync",
                     "id": "elect_sync",
                     "qualifiers": [],
@@ -14827,6 +15359,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                                 "b3::lastuse",
                                 "b3::discard",
                             ],
+                            "optional": True,
+                        },
+                        {
+                            "name": "collector_b",
+                            "text": ".collector::b::{}",
+                            "values": ["fill", "use", "lastuse", "discard"],
                             "optional": True,
                         },
                     ],
@@ -15057,6 +15595,24 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "message": (
                                 "tcgen05.mma.ws takes .collector::bN::op (N = 0-3), not "
                                 ".collector::a::op"
+                            ),
+                        },
+                        {
+                            "id": "collector-b-without-ws",
+                            "when": {"ws": True},
+                            "require": {"collector_b": "none"},
+                            "message": (
+                                ".collector::b::op is not for tcgen05.mma.ws (it names buffer "
+                                "b0-b3 in .collector::bN::op)"
+                            ),
+                        },
+                        {
+                            "id": "collector-b-kinds",
+                            "when": {"collector_b": ["fill", "use", "lastuse", "discard"]},
+                            "forbid": {"kind": "i8"},
+                            "message": (
+                                ".collector::b::op is an sm_107 qualifier, and .kind::i8 does "
+                                "not exist there"
                             ),
                         },
                         {
@@ -15374,6 +15930,12 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                         {
                             "id": "decompress-lut-b",
                             "when": {"decompress": True},
+                            "since": "9.4",
+                            "targets": ["sm_107a", "sm_107f"],
+                        },
+                        {
+                            "id": "collector-b",
+                            "when": {"collector_b": ["fill", "use", "lastuse", "discard"]},
                             "since": "9.4",
                             "targets": ["sm_107a", "sm_107f"],
                         },
@@ -16855,6 +17417,48 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                     "wrappers": [{"name": "redux_sync", "when": {}}],
                 },
             ],
+            "doc_errata": [
+                {
+                    "id": "shfl-without-sync",
+                    "proposal": "instruction:shfl_sync:template:shfl.mode.b32",
+                    "location": {"section": "9.7.10.5", "ptx_isa": "9.4"},
+                    "says": (
+                        "shfl.mode.b32 d[|p], a, b, c (the deprecated shfl without .sync, "
+                        "section \"shfl (deprecated)\"), whose own notes say it is not "
+                        "supported on sm_70 or higher from PTX ISA 6.4"
+                    ),
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse it on every target of the support matrix "
+                        "(sm_75 and later) from PTX ISA 6.4 and warn at 6.3 that it \"may "
+                        "produce unpredictable results on sm_70 and later architectures\": "
+                        "the spec offers shfl.sync only, not a deprecated form with one "
+                        "matrix point"
+                    ),
+                    "ptxas": (
+                        "Instruction 'shfl' without '.sync' is not supported on .target sm_70 "
+                        "and higher from PTX ISA version 6.4"
+                    ),
+                },
+                {
+                    "id": "vote-without-sync",
+                    "proposal": "instruction:vote_sync:template:vote.mode.pred",
+                    "location": {"section": "9.7.15.9", "ptx_isa": "9.4"},
+                    "says": (
+                        "vote.mode.pred d, {!}a (the deprecated vote without .sync, section "
+                        "\"vote (deprecated)\"), whose own notes say it is not supported on "
+                        "sm_70 or higher from PTX ISA 6.4"
+                    ),
+                    "evidence": (
+                        "ptxas 13.0 and 13.5 refuse it on every target of the support matrix "
+                        "(sm_75 and later) from PTX ISA 6.4 and warn at 6.3: the spec offers "
+                        "vote.sync only"
+                    ),
+                    "ptxas": (
+                        "Instruction 'vote' without '.sync' is not supported on .target sm_70 "
+                        "and higher from PTX ISA version 6.4"
+                    ),
+                },
+            ],
         },
     ),
     (
@@ -17360,14 +17964,14 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
 # Number of valid forms per instruction and a digest of the forms with their
 # support matrices, as the generator's model computed them.
 FORM_COUNTS: dict[str, int] = {
-    "add_arith": 84,
-    "sub_arith": 82,
+    "add_arith": 91,
+    "sub_arith": 86,
     "mul_arith": 71,
     "mad_arith": 17,
     "fma_arith": 60,
-    "min_arith": 51,
-    "max_arith": 51,
-    "neg_arith": 12,
+    "min_arith": 54,
+    "max_arith": 54,
+    "neg_arith": 13,
     "abs_arith": 12,
     "atom_scalar": 5523,
     "red_scalar": 3174,
@@ -17412,10 +18016,10 @@ FORM_COUNTS: dict[str, int] = {
     "store": 4763,
     "ldmatrix": 63,
     "stmatrix": 27,
-    "and_op": 3,
-    "or_op": 3,
-    "xor_op": 3,
-    "not_op": 3,
+    "and_op": 4,
+    "or_op": 4,
+    "xor_op": 4,
+    "not_op": 4,
     "cnot_op": 3,
     "shl_op": 3,
     "shr_op": 9,
@@ -17461,11 +18065,14 @@ FORM_COUNTS: dict[str, int] = {
     "mov_pack": 5,
     "mov_unpack": 5,
     "movmatrix": 1,
-    "multimem_ld_reduce": 690,
-    "multimem_st": 220,
-    "multimem_red": 297,
+    "multimem_ld_reduce": 2340,
+    "multimem_st": 680,
+    "multimem_red": 594,
+    "multimem_st_async": 56,
+    "multimem_red_async": 12,
     "prefetch_line": 13,
     "prefetchu_line": 1,
+    "spcompress": 28,
     "mov_special": 101,
     "st_async": 168,
     "red_async": 48,
@@ -17475,8 +18082,9 @@ FORM_COUNTS: dict[str, int] = {
     "barrier_cluster": 10,
     "mapa_address": 4,
     "barrier_named": 12,
+    "barrier_red": 24,
     "elect_sync": 2,
-    "tcgen05_mma": 1908,
+    "tcgen05_mma": 6404,
     "tcgen05_alloc": 8,
     "tcgen05_dealloc": 4,
     "tcgen05_relinquish_alloc_permit": 2,
@@ -17504,9 +18112,9 @@ FORM_COUNTS: dict[str, int] = {
 }
 FORM_DIGESTS: dict[str, str] = {
     "add_arith":
-        "b3ccc4cc247b4e8955069db83670abc65dfd9918a06dfc849025e3c17bf607a2",
+        "5ea1615ce9731569120642849823c1591c9f1f8cea83efd2f914023efbc083e0",
     "sub_arith":
-        "0da2181a7222dcbcf2eafb778f194cf71e5f7d30b014fe4c3109bf5b962b446e",
+        "4a9c564391154304d49a844d5566ddf230e3458f993c46ac7362ffd87bacc5b4",
     "mul_arith":
         "000161f24ffae5cc5222a71e1074259878dfe2259c62fc1183f1a3dd5734f1ef",
     "mad_arith":
@@ -17514,11 +18122,11 @@ FORM_DIGESTS: dict[str, str] = {
     "fma_arith":
         "314099a36d681f5e74c37512a05c7b32219429bbf3a4fa962bfc273f107b9383",
     "min_arith":
-        "2f67b693b08f647b29fd509b961d4435380573996dced9299e191f167d831aa3",
+        "15771b0df2f0e58200adb60e22ca5f5c5de0790b8b081b276c0c1245abe7d70b",
     "max_arith":
-        "e8e82dfa7d850758a8b3251e78329e6b62e22a136fe4dc9958053b92aafa14b7",
+        "0b1689094a58b7df69092242fa6a73f8b171335b84eb6c47b047d216d140e266",
     "neg_arith":
-        "1032ce0abe4dfd9f5be20be176cd32938717c40a968843710b4094f639a07efc",
+        "a63768e7d06ca41039b9dae4223dccf1369bf09a1f9e15f7736306c128448aec",
     "abs_arith":
         "c950a5b63988a693bac90bd4be140495873caafee035a132570ba8768b0596c7",
     "atom_scalar":
@@ -17618,13 +18226,13 @@ FORM_DIGESTS: dict[str, str] = {
     "stmatrix":
         "888fc816b0a4413eaab9a6dfd2198da689712645f8eefe500e95d1c66424814b",
     "and_op":
-        "387d30e07cdb4f1333a051c368932a508ca5ef57f381404a784c6fe3d2eb791d",
+        "55df24bc8ad4b52d3a00608f42f600776c178d1a8664c8db5c3d7175363c1084",
     "or_op":
-        "cf3dc369922286ae21afeff0caeb8c11e90db5d291bbc794b58e961832a76ea6",
+        "02efb7d3f740fdb66cdf08aafb02497dfd4e69ef2e28d3d49d07f191bab13ccf",
     "xor_op":
-        "84faf11139fbc2b4587e263e3de7afecb7708d950f703fb190537260c4d694c2",
+        "899106de32f631a7a41938cd04b9dd5add6088bdd89090e99b10a95e97c2bdca",
     "not_op":
-        "c18517ca8afe12a2e7ec5a3a41e211edb078b19daff940e4916f8c19e446c835",
+        "4a0b2724c19824cc0da56d5b82378f6cc0c71dc99c546809bb084558a10fbc14",
     "cnot_op":
         "ca9e69f86e8c8db77b2e7eb5fc2ad37c33420cf6f863b3d95981ca8d820bd34c",
     "shl_op":
@@ -17716,15 +18324,21 @@ FORM_DIGESTS: dict[str, str] = {
     "movmatrix":
         "b44a3b3aa6fdfe36298a8965e15d0b6e9825499a652831c33695f36f7e95b7fc",
     "multimem_ld_reduce":
-        "6cfd7a2f288ffea7c10e98cadb46c967caa56f18a9b4ade59e063943aca43a08",
+        "2ac7f39dba81e47018c850fb15bcdd85abc0e4b590e0635e93f90f4ad9d22ef4",
     "multimem_st":
-        "345bd59eb6d134458e868a87cd851ff4fbd89568de0bc39ded69b65e9decba31",
+        "3ccdde5d6ac7f274e7590c2d4ceee27e1a0eba42dd43838c58f918c451384f29",
     "multimem_red":
-        "e1cce9a7871fe9f8ae7ff6006274bd5c9e90c072cf2b55632baeac5a713b4458",
+        "e190d3536cd16e06707521f42577e46ed78501815167d046f59cd651d8b4e4c9",
+    "multimem_st_async":
+        "52f0078bbf361b31bdea268524c83a7bdad497c1305a4507b7a7bc27015fa1b3",
+    "multimem_red_async":
+        "65becd36e4b9ea7ca873cae616ad7059de7db4fdbbd009efe72b3dc24da53c5f",
     "prefetch_line":
         "79af833c396b4987cf8a56e52f92bc76412b4330918f8af7425f1d78605c54a8",
     "prefetchu_line":
         "e1fc0a23b63cb98dd61224ad0ae55b9423175f1f47027e47552ed0ad0e92d396",
+    "spcompress":
+        "91186902ef8fc498b0f010c96fcef2e89090786fdc1c67533c26a015e309399f",
     "mov_special":
         "abfe492f84d7db5112877766471c4fcd0d17103260e7c7a5e2bdca8061d361f8",
     "st_async":
@@ -17743,10 +18357,12 @@ FORM_DIGESTS: dict[str, str] = {
         "c70a146dd29d8c03d1220d850a243e52c3a127a1b0dea9f8df9266a277ebe94c",
     "barrier_named":
         "35ea3f5a5e09cc806afd75ef59d88c023daec08773a2be905ba9bb2015952c2f",
+    "barrier_red":
+        "01ee6dd66e8f98c1e5b5eeb35705604411035719550c4e4ac52088b702b8fe97",
     "elect_sync":
         "2746ca62bf333e60c33f589089e2474a0481623bfaa76c788b8128e328c052c9",
     "tcgen05_mma":
-        "28d024d03658e0ac6169bf8e1232f48f8cd8a8cc72ce116e12afbcfb73a7b3fc",
+        "3ee42c987b1a74ea559fc2463d1e00fa423c93a80c46d019c09a809c8796542f",
     "tcgen05_alloc":
         "be44edb35ae896affa92a30a4963c0d7ab30b1e9e3b38d10370ab64554462272",
     "tcgen05_dealloc":
@@ -17913,7 +18529,7 @@ def add_arith(
         ftz: True writes .ftz.
         sat: True writes .sat.
         type: one of f32, f32x2, f64, f16, f16x2, bf16, bf16x2, u16, u32, u64, s16, s64, s32,
-            u16x2, s16x2.
+            u16x2, s16x2, u8x4, s8x4.
         atype: one of f16, bf16 (None leaves it out).
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
@@ -17961,7 +18577,8 @@ def sub_arith(
         rnd: one of rn, rz, rm, rp (None leaves it out).
         ftz: True writes .ftz.
         sat: True writes .sat.
-        type: one of f32, f32x2, f64, f16, f16x2, bf16, bf16x2, u16, u32, u64, s16, s64, s32.
+        type: one of f32, f32x2, f64, f16, f16x2, bf16, bf16x2, u16, u32, u64, s16, s64, s32,
+            u8x4, s8x4.
         atype: one of f16, bf16 (None leaves it out).
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
@@ -18160,8 +18777,8 @@ def min_arith(
         relu: True writes .relu.
         nan: True writes .NaN.
         abs: one of xorsign.abs, abs (None leaves it out).
-        type: one of u16, u32, u64, s16, s32, s64, s16x2, u16x2, f32, f64, f16, f16x2, bf16,
-            bf16x2.
+        type: one of u16, u32, u64, s16, s32, s64, s16x2, u16x2, u8x4, s8x4, f32, f64, f16,
+            f16x2, bf16, bf16x2.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the result.
@@ -18213,8 +18830,8 @@ def max_arith(
         relu: True writes .relu.
         nan: True writes .NaN.
         abs: one of xorsign.abs, abs (None leaves it out).
-        type: one of u16, u32, u64, s16, s32, s64, s16x2, u16x2, f32, f64, f16, f16x2, bf16,
-            bf16x2.
+        type: one of u16, u32, u64, s16, s32, s64, s16x2, u16x2, u8x4, s8x4, f32, f64, f16,
+            f16x2, bf16, bf16x2.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the result.
@@ -18257,7 +18874,7 @@ def neg_arith(
 
     Qualifiers:
         ftz: True writes .ftz.
-        type: one of s16, s32, s64, f32, f64, f16, f16x2, bf16, bf16x2.
+        type: one of s16, s32, s64, s8x4, f32, f64, f16, f16x2, bf16, bf16x2.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the result.
@@ -20302,10 +20919,13 @@ def stmatrix(
 
 def and_op(
     *,
+    d: str | None = None,
+    a: str | int | None = None,
+    b: str | int | None = None,
+    p: str | None = None,
+    q: str | None = None,
+    r: str | None = None,
     type: str,
-    d: str,
-    a: str | int,
-    b: str | int,
     ptx_isa: str | None = None,
 ) -> str:
     """``and``: bitwise AND of a and b.
@@ -20313,31 +20933,40 @@ def and_op(
     d = a bitwise AND b.
 
     Qualifiers:
-        type: one of b16, b32, b64.
+        type: one of pred, b16, b32, b64.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        d: the result.
-        a: the first input.
-        b: the second input.
+        d: the result (only when type = {b16, b32, b64}).
+        a: the first input (only when type = {b16, b32, b64}).
+        b: the second input (only when type = {b16, b32, b64}).
+        p: the result (only when type = pred).
+        q: the first input (only when type = pred).
+        r: the second input (only when type = pred).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("and_op"), {
-        "type": type,
         "d": d,
         "a": a,
         "b": b,
+        "p": p,
+        "q": q,
+        "r": r,
+        "type": type,
     }, ptx_isa)
 
 
 def or_op(
     *,
+    d: str | None = None,
+    a: str | int | None = None,
+    b: str | int | None = None,
+    p: str | None = None,
+    q: str | None = None,
+    r: str | None = None,
     type: str,
-    d: str,
-    a: str | int,
-    b: str | int,
     ptx_isa: str | None = None,
 ) -> str:
     """``or``: bitwise OR of a and b.
@@ -20345,31 +20974,40 @@ def or_op(
     d = a bitwise OR b.
 
     Qualifiers:
-        type: one of b16, b32, b64.
+        type: one of pred, b16, b32, b64.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        d: the result.
-        a: the first input.
-        b: the second input.
+        d: the result (only when type = {b16, b32, b64}).
+        a: the first input (only when type = {b16, b32, b64}).
+        b: the second input (only when type = {b16, b32, b64}).
+        p: the result (only when type = pred).
+        q: the first input (only when type = pred).
+        r: the second input (only when type = pred).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("or_op"), {
-        "type": type,
         "d": d,
         "a": a,
         "b": b,
+        "p": p,
+        "q": q,
+        "r": r,
+        "type": type,
     }, ptx_isa)
 
 
 def xor_op(
     *,
+    d: str | None = None,
+    a: str | int | None = None,
+    b: str | int | None = None,
+    p: str | None = None,
+    q: str | None = None,
+    r: str | None = None,
     type: str,
-    d: str,
-    a: str | int,
-    b: str | int,
     ptx_isa: str | None = None,
 ) -> str:
     """``xor``: bitwise XOR of a and b.
@@ -20377,30 +21015,38 @@ def xor_op(
     d = a bitwise XOR b.
 
     Qualifiers:
-        type: one of b16, b32, b64.
+        type: one of pred, b16, b32, b64.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        d: the result.
-        a: the first input.
-        b: the second input.
+        d: the result (only when type = {b16, b32, b64}).
+        a: the first input (only when type = {b16, b32, b64}).
+        b: the second input (only when type = {b16, b32, b64}).
+        p: the result (only when type = pred).
+        q: the first input (only when type = pred).
+        r: the second input (only when type = pred).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("xor_op"), {
-        "type": type,
         "d": d,
         "a": a,
         "b": b,
+        "p": p,
+        "q": q,
+        "r": r,
+        "type": type,
     }, ptx_isa)
 
 
 def not_op(
     *,
+    d: str | None = None,
+    a: str | None = None,
+    p: str | None = None,
+    q: str | None = None,
     type: str,
-    d: str,
-    a: str,
     ptx_isa: str | None = None,
 ) -> str:
     """``not``: bitwise NOT.
@@ -20408,20 +21054,24 @@ def not_op(
     d = bitwise NOT of a.
 
     Qualifiers:
-        type: one of b16, b32, b64.
+        type: one of pred, b16, b32, b64.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
-        d: the result.
-        a: the input.
+        d: the result (only when type = {b16, b32, b64}).
+        a: the input (only when type = {b16, b32, b64}).
+        p: the result (only when type = pred).
+        q: the input (only when type = pred).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
 
     Returns the instruction text; raises PtxFormError for an invalid form.
     """
     return _engine.build(instruction_set().get("not_op"), {
-        "type": type,
         "d": d,
         "a": a,
+        "p": p,
+        "q": q,
+        "type": type,
     }, ptx_isa)
 
 
@@ -22238,6 +22888,7 @@ def multimem_ld_reduce(
     scope: str | None = None,
     space: str | None = None,
     acc: bool = False,
+    acc_f16: bool = False,
     vec: str | None = None,
     d: str | None = None,
     v: Sequence[str] | None = None,
@@ -22258,8 +22909,10 @@ def multimem_ld_reduce(
         space: one of global (None leaves it out).
         op: one of min, max, add, and, or, xor.
         acc: True writes .acc::f32. accumulate 16-bit floating-point values in f32
+        acc_f16: True writes .acc::f16. accumulate 8-bit floating-point values in f16
         vec: one of v2, v4, v8 (None leaves it out).
-        type: one of b32, b64, u32, u64, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64.
+        type: one of b32, b64, u32, u64, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64,
+            e5m2x2, e5m2x4, e4m3x2, e4m3x4.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d: the reduction (only when vec = none).
@@ -22275,6 +22928,7 @@ def multimem_ld_reduce(
         "scope": scope,
         "space": space,
         "acc": acc,
+        "acc_f16": acc_f16,
         "vec": vec,
         "d": d,
         "v": v,
@@ -22306,12 +22960,13 @@ def multimem_st(
         scope: one of cta, cluster, gpu, sys (None leaves it out).
         space: one of global (None leaves it out).
         vec: one of v2, v4, v8 (None leaves it out).
-        type: one of b32, b64, u32, u64, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64.
+        type: one of b32, b64, u32, u64, s32, s64, f16, f16x2, bf16, bf16x2, f32, f64,
+            e5m2x2, e5m2x4, e4m3x2, e4m3x4.
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         a: the multimem address.
         b: the value stored (only when vec = none).
-        v: the value storeds (only when vec = {v2, v4, v8}).
+        v: the values stored (only when vec = {v2, v4, v8}).
         ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
             form or an immediate value that exists only from a later version is refused.
 
@@ -22374,6 +23029,90 @@ def multimem_red(
         "op": op,
         "type": type,
         "a": a,
+    }, ptx_isa)
+
+
+def multimem_st_async(
+    *,
+    sem: str = "release",
+    space: str | None = None,
+    scope: str,
+    type: str,
+    a: str,
+    b: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``multimem.st.async``: asynchronous release store to every location of a multimem
+    address.
+
+    Starts a store of b to all the memory locations the multimem address a maps and does not
+    wait for it: a strong store with .release semantics at .scope (.gpu or .sys).
+
+    Qualifiers:
+        sem: one of release.
+        scope: one of gpu, sys.
+        space: one of global (None leaves it out).
+        type: one of b8, b16, b32, b64, u8, u16, u32, u64, s8, s16, s32, s64, f32, f64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        a: the multimem address.
+        b: the value stored.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("multimem_st_async"), {
+        "sem": sem,
+        "space": space,
+        "scope": scope,
+        "type": type,
+        "a": a,
+        "b": b,
+    }, ptx_isa)
+
+
+def multimem_red_async(
+    *,
+    sem: str = "release",
+    space: str | None = None,
+    op: str = "add",
+    scope: str,
+    type: str,
+    a: str,
+    b: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``multimem.red.async``: asynchronous release reduction into every location of a multimem
+    address.
+
+    Starts the reduction .add with b on all the memory locations the multimem address a maps
+    and does not wait for it: a strong operation with .release semantics at .scope (.gpu or
+    .sys).
+
+    Qualifiers:
+        sem: one of release.
+        scope: one of gpu, sys.
+        space: one of global (None leaves it out).
+        op: one of add.
+        type: one of u32, s32, u64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        a: the multimem address.
+        b: the operand.
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("multimem_red_async"), {
+        "sem": sem,
+        "space": space,
+        "op": op,
+        "scope": scope,
+        "type": type,
+        "a": a,
+        "b": b,
     }, ptx_isa)
 
 
@@ -22445,6 +23184,58 @@ def prefetchu_line(
     return _engine.build(instruction_set().get("prefetchu_line"), {
         "level": level,
         "a": a,
+    }, ptx_isa)
+
+
+def spcompress(
+    *,
+    spfactor: str = "sp::2:4",
+    elemsize: str,
+    idxsize: str,
+    num: str,
+    mdata: Sequence[str],
+    cdata: Sequence[str],
+    data: Sequence[str],
+    spdesc: str | tuple[str, Any],
+    ptx_isa: str | None = None,
+) -> str:
+    """``spcompress``: compress a dense vector to a 2:4 structured-sparse vector and its
+    metadata.
+
+    Copies 2 of each group of 4 elements of the dense vector data (2 * num 32-bit registers)
+    into cdata (num registers) and writes the indices of the chosen elements into mdata
+    (ceil(num * idxsize / elemsize) registers, zero-extended). spdesc (spcompress_desc)
+    chooses the selection (the two greatest or smallest values or magnitudes) and the element
+    type of .elemsize. The operands must not overlap.
+
+    Qualifiers:
+        elemsize: one of b8, b16.
+        idxsize: one of b2, b4.
+        spfactor: one of sp::2:4.
+        num: one of x1, x2, x4, x8, x16, x32, x64.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        mdata: the indices of the chosen elements (Table 37's ceil(num * idxsize /
+            elemsize)).
+        cdata: the compressed vector.
+        data: the dense vector.
+        spdesc: the sparsity descriptor (spcompress_desc) [spcompress_desc descriptor:
+            ptxgen.isa.spcompress_desc; (register, object) checks the object against the
+            form's descriptor rules].
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("spcompress"), {
+        "spfactor": spfactor,
+        "elemsize": elemsize,
+        "idxsize": idxsize,
+        "num": num,
+        "mdata": mdata,
+        "cdata": cdata,
+        "data": data,
+        "spdesc": spdesc,
     }, ptx_isa)
 
 
@@ -24626,6 +25417,62 @@ def barrier_named(
     }, ptx_isa)
 
 
+def barrier_red(
+    *,
+    cta: bool = False,
+    action: str = "red",
+    aligned: bool = False,
+    d: str | None = None,
+    p: str | None = None,
+    b: str | int | None = None,
+    op: str,
+    type: str,
+    a: str | int,
+    c: str,
+    ptx_isa: str | None = None,
+) -> str:
+    """``barrier``: named barrier of the CTA with a reduction (barrier.red).
+
+    barrier.red waits, as barrier.sync does, until b threads (all threads of the CTA when b
+    is left out; a multiple of the warp size) have arrived at barrier a (0-15), and combines
+    the predicate c of every participating thread: .popc counts the threads whose c is true
+    (into d), .and is true when all are, .or when any is (into p). .aligned: every thread of
+    the warp executes it. .cta (PTX ISA 7.8) names the scope explicitly. Not to be mixed with
+    barrier.sync or barrier.arrive on the same active barrier.
+
+    Qualifiers:
+        cta: True writes .cta. the explicit .cta scope (PTX ISA 7.8)
+        action: one of red.
+        op: one of popc, and, or.
+        aligned: True writes .aligned.
+        type: one of u32, pred.
+
+    Operands (register names as str, vectors as sequences of str, immediates as int):
+        d: the number of participating threads whose c is true (only when type = u32).
+        p: whether c is true in all (.and) or any (.or) of the participating threads (only
+            when type = pred).
+        a: the barrier number.
+        b: the number of participating threads, a multiple of the warp size (optional).
+        c: this thread's predicate (write !c in the PTX to combine its complement).
+        ptx_isa: the PTX ISA version the text is for (None: the newest the spec knows); a
+            form or an immediate value that exists only from a later version is refused.
+
+    Returns the instruction text; raises PtxFormError for an invalid form.
+    """
+    return _engine.build(instruction_set().get("barrier_red"), {
+        "cta": cta,
+        "action": action,
+        "aligned": aligned,
+        "d": d,
+        "p": p,
+        "b": b,
+        "op": op,
+        "type": type,
+        "a": a,
+        "c": c,
+    }, ptx_isa)
+
+
 def elect_sync(
     *,
     lane: str | None = None,
@@ -24671,6 +25518,7 @@ def tcgen05_mma(
     scale_vectorsize: str | None = None,
     ashift: bool = False,
     collector_usage: str | None = None,
+    collector_b: str | None = None,
     a_desc: str | tuple[str, Any] | None = None,
     a_tmem: str | tuple[str, Any] | None = None,
     lut_tmem: str | tuple[str, Any] | None = None,
@@ -24718,6 +25566,9 @@ def tcgen05_mma(
             b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard
             (None leaves it out). use of the collector buffer: for matrix A (a::op, default
             a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+        collector_b: one of fill, use, lastuse, discard (None leaves it out). use of the
+            collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill,
+            use, lastuse or discard (the default)
 
     Operands (register names as str, vectors as sequences of str, immediates as int):
         d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor:
@@ -24767,6 +25618,7 @@ def tcgen05_mma(
         "scale_vectorsize": scale_vectorsize,
         "ashift": ashift,
         "collector_usage": collector_usage,
+        "collector_b": collector_b,
         "a_desc": a_desc,
         "a_tmem": a_tmem,
         "lut_tmem": lut_tmem,
@@ -25852,6 +26704,7 @@ __all__ = [
     "atom_scalar",
     "barrier_cluster",
     "barrier_named",
+    "barrier_red",
     "bfe_extract",
     "bfi_insert",
     "bfind_op",
@@ -25931,7 +26784,9 @@ __all__ = [
     "mul_arith",
     "multimem_ld_reduce",
     "multimem_red",
+    "multimem_red_async",
     "multimem_st",
+    "multimem_st_async",
     "nanosleep_wait",
     "neg_arith",
     "not_op",
@@ -25955,6 +26810,7 @@ __all__ = [
     "shr_op",
     "sin_value",
     "slct_op",
+    "spcompress",
     "sqrt_value",
     "st_async",
     "st_bulk",

@@ -95,28 +95,34 @@ class SmemDesc:
     FIXED_VALUE: ClassVar[int] = 0x0000400000000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "start_address", "address", 0, 14, {},
+            "start_address", "address", 0, 14,
+            {},
             "a shared-memory address that is a multiple of 16 (32 bits; the encoding keeps bits "
             "4 to 17, up to 0x3fff0)",
         ),
         FieldSpec(
-            "leading_byte_offset", "address", 16, 14, {},
+            "leading_byte_offset", "address", 16, 14,
+            {},
             "a byte value that is a multiple of 16 from 0 to 0x3fff0",
         ),
         FieldSpec(
-            "stride_byte_offset", "address", 32, 14, {},
+            "stride_byte_offset", "address", 32, 14,
+            {},
             "a byte value that is a multiple of 16 from 0 to 0x3fff0",
         ),
         FieldSpec(
-            "base_offset", "int", 49, 3, {},
+            "base_offset", "int", 49, 3,
+            {},
             "0 to 7",
         ),
         FieldSpec(
-            "lbo_mode", "flag", 52, 1, {},
+            "lbo_mode", "flag", 52, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "swizzle", "enum", 61, 3, {"none": 0, "128b_base32b": 1, "128b": 2, "64b": 4, "32b": 6},
+            "swizzle", "enum", 61, 3,
+            {"none": 0, "128b_base32b": 1, "128b": 2, "64b": 4, "32b": 6},
             "one of none (0), 128b_base32b (1), 128b (2), 64b (4), 32b (6)",
         ),
     )
@@ -346,32 +352,39 @@ class SmemDescSm107:
     FIXED_VALUE: ClassVar[int] = 0x0000400000000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "start_address", "address", 0, 15, {},
+            "start_address", "address", 0, 15,
+            {},
             "a shared-memory address that is a multiple of 16 (32 bits; the encoding keeps bits "
             "4 to 18, up to 0x7fff0)",
         ),
         FieldSpec(
-            "leading_byte_offset", "address", 16, 15, {},
+            "leading_byte_offset", "address", 16, 15,
+            {},
             "a byte value that is a multiple of 16 from 0 to 0x7fff0",
         ),
         FieldSpec(
-            "stride_byte_offset", "address", 32, 14, {},
+            "stride_byte_offset", "address", 32, 14,
+            {},
             "a byte value that is a multiple of 16 from 0 to 0x3fff0",
         ),
         FieldSpec(
-            "base_offset", "int", 49, 3, {},
+            "base_offset", "int", 49, 3,
+            {},
             "0 to 7",
         ),
         FieldSpec(
-            "lbo_mode", "flag", 52, 1, {},
+            "lbo_mode", "flag", 52, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "k_segment", "enum", 53, 1, {"first": 0, "second": 1},
+            "k_segment", "enum", 53, 1,
+            {"first": 0, "second": 1},
             "one of first (0), second (1)",
         ),
         FieldSpec(
-            "swizzle", "enum", 61, 3, {"none": 0, "128b_base32b": 1, "128b": 2, "64b": 4, "32b": 6},
+            "swizzle", "enum", 61, 3,
+            {"none": 0, "128b_base32b": 1, "128b": 2, "64b": 4, "32b": 6},
             "one of none (0), 128b_base32b (1), 128b (2), 64b (4), 32b (6)",
         ),
     )

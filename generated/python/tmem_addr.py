@@ -58,11 +58,13 @@ class TmemAddr:
     FIXED_VALUE: ClassVar[int] = 0x00000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "column", "int", 0, 16, {},
+            "column", "int", 0, 16,
+            {},
             "0 to 65535",
         ),
         FieldSpec(
-            "lane", "int", 16, 16, {},
+            "lane", "int", 16, 16,
+            {},
             "0 to 65535",
         ),
     )

@@ -81,24 +81,29 @@ class WgmmaDesc:
     FIXED_VALUE: ClassVar[int] = 0x0000000000000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "start_address", "address", 0, 14, {},
+            "start_address", "address", 0, 14,
+            {},
             "a shared-memory address that is a multiple of 16 (32 bits; the encoding keeps bits "
             "4 to 17, up to 0x3fff0)",
         ),
         FieldSpec(
-            "leading_byte_offset", "address", 16, 14, {},
+            "leading_byte_offset", "address", 16, 14,
+            {},
             "a byte value that is a multiple of 16 from 0 to 0x3fff0",
         ),
         FieldSpec(
-            "stride_byte_offset", "address", 32, 14, {},
+            "stride_byte_offset", "address", 32, 14,
+            {},
             "a byte value that is a multiple of 16 from 0 to 0x3fff0",
         ),
         FieldSpec(
-            "base_offset", "int", 49, 3, {},
+            "base_offset", "int", 49, 3,
+            {},
             "0 to 7",
         ),
         FieldSpec(
-            "swizzle", "enum", 62, 2, {"none": 0, "128b": 1, "64b": 2, "32b": 3},
+            "swizzle", "enum", 62, 2,
+            {"none": 0, "128b": 1, "64b": 2, "32b": 3},
             "one of none (0), 128b (1), 64b (2), 32b (3)",
         ),
     )

@@ -93,51 +93,63 @@ class ZeroColumnMaskDesc:
     FIXED_VALUE: ClassVar[int] = 0x0000000000000000
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = (
         FieldSpec(
-            "start_count_0", "int", 0, 8, {},
+            "start_count_0", "int", 0, 8,
+            {},
             "0 to 255",
         ),
         FieldSpec(
-            "start_count_1", "int", 8, 8, {},
+            "start_count_1", "int", 8, 8,
+            {},
             "0 to 255",
         ),
         FieldSpec(
-            "start_count_2", "int", 16, 8, {},
+            "start_count_2", "int", 16, 8,
+            {},
             "0 to 255",
         ),
         FieldSpec(
-            "start_count_3", "int", 24, 8, {},
+            "start_count_3", "int", 24, 8,
+            {},
             "0 to 255",
         ),
         FieldSpec(
-            "first_span_0", "flag", 32, 1, {},
+            "first_span_0", "flag", 32, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "first_span_1", "flag", 33, 1, {},
+            "first_span_1", "flag", 33, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "first_span_2", "flag", 34, 1, {},
+            "first_span_2", "flag", 34, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "first_span_3", "flag", 35, 1, {},
+            "first_span_3", "flag", 35, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "non_zero_mask", "flag", 39, 1, {},
+            "non_zero_mask", "flag", 39, 1,
+            {},
             "0 to 1",
         ),
         FieldSpec(
-            "skip_span", "int", 40, 8, {},
+            "skip_span", "int", 40, 8,
+            {},
             "0 to 255",
         ),
         FieldSpec(
-            "use_span", "int", 48, 8, {},
+            "use_span", "int", 48, 8,
+            {},
             "0 to 255",
         ),
         FieldSpec(
-            "column_shift", "int", 56, 6, {},
+            "column_shift", "int", 56, 6,
+            {},
             "0 to 32",
         ),
     )

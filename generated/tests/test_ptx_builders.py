@@ -8,11 +8,12 @@
 # spec/instructions/math.yaml, spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml,
 # spec/instructions/mma_sp.yaml, spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml,
 # spec/instructions/movmatrix.yaml, spec/instructions/multimem.yaml,
-# spec/instructions/prefetch.yaml, spec/instructions/special_registers.yaml,
-# spec/instructions/st_red_async.yaml, spec/instructions/sync.yaml,
-# spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
-# spec/instructions/tensormap.yaml, spec/instructions/warp.yaml, spec/instructions/wgmma.yaml
-# (template templates/python/test_ptx_builders.py.j2).
+# spec/instructions/prefetch.yaml, spec/instructions/spcompress.yaml,
+# spec/instructions/special_registers.yaml, spec/instructions/st_red_async.yaml,
+# spec/instructions/sync.yaml, spec/instructions/tcgen05_mma.yaml,
+# spec/instructions/tcgen05_tmem.yaml, spec/instructions/tensormap.yaml,
+# spec/instructions/warp.yaml, spec/instructions/wgmma.yaml (template
+# templates/python/test_ptx_builders.py.j2).
 # Do not edit: change the spec or the template and run `ptxgen generate`.
 """The generated builders (``ptxgen.isa.ptx``) against the generator's model.
 
@@ -134,8 +135,11 @@ INSTRUCTIONS = [
     "multimem_ld_reduce",
     "multimem_st",
     "multimem_red",
+    "multimem_st_async",
+    "multimem_red_async",
     "prefetch_line",
     "prefetchu_line",
+    "spcompress",
     "mov_special",
     "st_async",
     "red_async",
@@ -145,6 +149,7 @@ INSTRUCTIONS = [
     "barrier_cluster",
     "mapa_address",
     "barrier_named",
+    "barrier_red",
     "elect_sync",
     "tcgen05_mma",
     "tcgen05_alloc",

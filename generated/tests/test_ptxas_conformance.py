@@ -8,11 +8,12 @@
 # spec/instructions/math.yaml, spec/instructions/mbarrier.yaml, spec/instructions/misc.yaml,
 # spec/instructions/mma_sp.yaml, spec/instructions/mma_sync.yaml, spec/instructions/mov.yaml,
 # spec/instructions/movmatrix.yaml, spec/instructions/multimem.yaml,
-# spec/instructions/prefetch.yaml, spec/instructions/special_registers.yaml,
-# spec/instructions/st_red_async.yaml, spec/instructions/sync.yaml,
-# spec/instructions/tcgen05_mma.yaml, spec/instructions/tcgen05_tmem.yaml,
-# spec/instructions/tensormap.yaml, spec/instructions/warp.yaml, spec/instructions/wgmma.yaml
-# (template templates/python/test_ptxas_conformance.py.j2).
+# spec/instructions/prefetch.yaml, spec/instructions/spcompress.yaml,
+# spec/instructions/special_registers.yaml, spec/instructions/st_red_async.yaml,
+# spec/instructions/sync.yaml, spec/instructions/tcgen05_mma.yaml,
+# spec/instructions/tcgen05_tmem.yaml, spec/instructions/tensormap.yaml,
+# spec/instructions/warp.yaml, spec/instructions/wgmma.yaml (template
+# templates/python/test_ptxas_conformance.py.j2).
 # Do not edit: change the spec or the template and run `ptxgen generate`.
 """ptxas of CUDA 13.0 and 13.5 against the spec, over the spec's whole matrix.
 
@@ -47,7 +48,7 @@ import toolkits
 from ptxgen.isa import ptx
 from ptxgen.probe import Assembler, Report, run_matrix
 
-# 34932 valid forms x 268 (target, version) pairs of the spec.
+# 41977 valid forms x 268 (target, version) pairs of the spec.
 PAIRS = [
     ("sm_75", "6.3"),
     ("sm_75", "6.4"),

@@ -504,12 +504,13 @@ def check_templates(spec: Spec, section: Section, errata: set[str],
         matches.append(m)
         ins = m.instructions[0]
         spec_at = f"{ins.spec_file}" if ins.spec_file else None
-        if not m.forms:
+        rx, names = t.regex(wild_tokens(t, m.instructions))
+        reordered = _reordered_forms(t, m, rx)
+        if not m.forms and not reordered:
             out.append(Proposal(f"instruction:{ins.id}:template:{t.opcode}", "instruction-form",
                                 f"{ins.name}: no valid form of the spec is written "
                                 f"{t.opcode}", t.loc, spec_at, t.examples()))
             continue
-        rx, names = t.regex(wild_tokens(t, m.instructions))
         used: dict[str, set[str]] = {}
         for _, groups in m.forms:
             for g, v in groups.items():
@@ -521,7 +522,6 @@ def check_templates(spec: Spec, section: Section, errata: set[str],
                 "instruction-combination",
                 f"{ins.name}: {len(missing)} of the opcodes {t.opcode} writes are no valid "
                 f"form of the spec, e.g. {missing[0]}", t.loc, spec_at, missing))
-        reordered = _reordered_forms(t, m, rx)
         for slot in dict.fromkeys(names.values()):
             vs = t.sets[slot]
             for v in vs.values:

@@ -509,29 +509,61 @@ PTXGEN_PTX_DEVICE std::uint16_t add_u16(
     return d;
 }
 
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of add_u32: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct add_u32_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\001\001";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 63},
+        {0x1b0c0000ull, 0, 92},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_add_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_add_u32_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void add_u32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
 /**
  * `add`: add: a + b (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = u32, atype = none.
+ * Fixed by this wrapper: rnd = none, ftz = false, type = u32, atype = none.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false).
  * Operands:
  *   d: the result
  *   a: the first input
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
+template <bool PtxgenSat = false>
 PTXGEN_PTX_DEVICE std::uint32_t add_u32(
-    [[maybe_unused]] std::uint32_t a,
-    [[maybe_unused]] std::uint32_t b
+    std::uint32_t a,
+    std::uint32_t b
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)
-    // add.u32
-    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_add_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
-                     asm volatile("add.u32 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)));
-#else  // no form on this target
-    detail::ptxgen_unsupported_target_add_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+    using ptxgen_f = detail::form_of<detail::add_u32_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: add: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
+    if constexpr (ptxgen_f::ok) {
+        detail::add_u32_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
 #endif
     return d;
 }
@@ -678,29 +710,61 @@ PTXGEN_PTX_DEVICE std::int32_t add_s32(
 // declarations (below).
 #if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of add_u16x2: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct add_u16x2_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\001\001";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x1b0c0000ull, 0, 92},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_add_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_add_u16x2_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void add_u16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
 /**
  * `add`: add: a + b (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = u16x2, atype = none.
+ * Fixed by this wrapper: rnd = none, ftz = false, type = u16x2, atype = none.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false).
  * Operands:
  *   d: the result
  *   a: the first input
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
+template <bool PtxgenSat = false>
 PTXGEN_PTX_DEVICE std::uint32_t add_u16x2(
-    [[maybe_unused]] std::uint32_t a,
-    [[maybe_unused]] std::uint32_t b
+    std::uint32_t a,
+    std::uint32_t b
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)
-    // add.u16x2
-    PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_add_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                     asm volatile("add.u16x2 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)));
-#else  // no form on this target
-    detail::ptxgen_unsupported_target_add_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    using ptxgen_f = detail::form_of<detail::add_u16x2_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: add: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
+    if constexpr (ptxgen_f::ok) {
+        detail::add_u16x2_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
 #endif
     return d;
 }
@@ -713,35 +777,197 @@ PTXGEN_PTX_DEVICE std::uint32_t add_u16x2(detail::host_arg, detail::host_arg) { 
 // declarations (below).
 #if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)
 
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of add_s16x2: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct add_s16x2_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\001\001";
+    static constexpr gate gates[] = {
+        {0x1fffffc0ull, 900, 80},
+        {0x1b0c0000ull, 0, 92},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_add_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
+        &ptxgen_unsupported_target_add_s16x2_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void add_s16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
 /**
  * `add`: add: a + b (spec: spec/instructions/arith.yaml).
  *
- * Fixed by this wrapper: rnd = none, ftz = false, sat = false, type = s16x2, atype = none.
+ * Fixed by this wrapper: rnd = none, ftz = false, type = s16x2, atype = none.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false).
  * Operands:
  *   d: the result
  *   a: the first input
  *   b: the second input (f32 in the mixed forms)
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
+template <bool PtxgenSat = false>
 PTXGEN_PTX_DEVICE std::uint32_t add_s16x2(
-    [[maybe_unused]] std::uint32_t a,
-    [[maybe_unused]] std::uint32_t b
+    std::uint32_t a,
+    std::uint32_t b
 ) {
     std::uint32_t d{};
 #if defined(__CUDA_ARCH__)
-#if PTXGEN_PTX_FAMILY(0x1fffffffull)
-    // add.s16x2
-    PTXGEN_PTX_GATED(0x1fffffc0ull, 900, 80, detail::ptxgen_unsupported_target_add_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0,
-                     asm volatile("add.s16x2 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)));
-#else  // no form on this target
-    detail::ptxgen_unsupported_target_add_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+    using ptxgen_f = detail::form_of<detail::add_s16x2_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: add: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
+    if constexpr (ptxgen_f::ok) {
+        detail::add_s16x2_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
 #endif
     return d;
 }
 #else
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t add_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1b0c0000ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of add_u8x4: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct add_u8x4_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1b0c0000ull, 0, 92},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_add_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void add_u8x4_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, type = u8x4, atype = none.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint32_t add_u8x4(
+    std::uint32_t a,
+    std::uint32_t b
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::add_u8x4_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: add: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::add_u8x4_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t add_u8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1b0c0000ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of add_s8x4: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct add_s8x4_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1b0c0000ull, 0, 92},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_add_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void add_s8x4_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `add`: add: a + b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, type = s8x4, atype = none.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint32_t add_s8x4(
+    std::uint32_t a,
+    std::uint32_t b
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::add_s8x4_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: add: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::add_s8x4_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t add_s8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
 #endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1498,6 +1724,136 @@ PTXGEN_PTX_DEVICE std::int32_t sub_s32(
 #endif
     return d;
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1b0c0000ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of sub_u8x4: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct sub_u8x4_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1b0c0000ull, 0, 92},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_sub_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void sub_u8x4_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, type = u8x4, atype = none.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint32_t sub_u8x4(
+    std::uint32_t a,
+    std::uint32_t b
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::sub_u8x4_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: sub: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::sub_u8x4_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t sub_u8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1b0c0000ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of sub_s8x4: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct sub_s8x4_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1b0c0000ull, 0, 92},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_sub_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void sub_s8x4_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `sub`: sub: a - b (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: rnd = none, ftz = false, type = s8x4, atype = none.
+ * Template parameters:
+ *   PtxgenSat: sat (true / false).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input (f32 in the mixed forms)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenSat = false>
+PTXGEN_PTX_DEVICE std::uint32_t sub_s8x4(
+    std::uint32_t a,
+    std::uint32_t b
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::sub_s8x4_forms0_table, detail::form_digit(0, 2, (PtxgenSat ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: sub: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::sub_s8x4_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t sub_s8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+#endif
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
 // declarations (below).
@@ -3638,6 +3994,106 @@ template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t min_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
 #endif
 
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1b0c0000ull)
+
+/**
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, nan = false, abs = none, type = u8x4.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint32_t min_u8x4(
+    [[maybe_unused]] std::uint32_t a,
+    [[maybe_unused]] std::uint32_t b
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // min.u8x4
+    PTXGEN_PTX_GATED(0x1b0c0000ull, 0, 92, detail::ptxgen_unsupported_target_min_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2,
+                     asm volatile("min.u8x4 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_min_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
+#endif
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t min_u8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1b0c0000ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of min_s8x4: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct min_s8x4_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1b0c0000ull, 0, 92},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_min_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void min_s8x4_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `min`: min: the smaller of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, nan = false, abs = none, type = s8x4.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false>
+PTXGEN_PTX_DEVICE std::uint32_t min_s8x4(
+    std::uint32_t a,
+    std::uint32_t b
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::min_s8x4_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: min: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::min_s8x4_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t min_s8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+#endif
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -4357,6 +4813,106 @@ template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t max_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
 #endif
 
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1b0c0000ull)
+
+/**
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, relu = false, nan = false, abs = none, type = u8x4.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint32_t max_u8x4(
+    [[maybe_unused]] std::uint32_t a,
+    [[maybe_unused]] std::uint32_t b
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // max.u8x4
+    PTXGEN_PTX_GATED(0x1b0c0000ull, 0, 92, detail::ptxgen_unsupported_target_max_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2,
+                     asm volatile("max.u8x4 " "%0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_max_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
+#endif
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_u8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+#endif
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1b0c0000ull)
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 2 forms of max_s8x4: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct max_s8x4_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001";
+    static constexpr gate gates[] = {
+        {0x1b0c0000ull, 0, 92},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_max_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2,
+    };
+};
+// Their asm statements, by position in that table (arith.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void max_s8x4_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b);
+
+}  // namespace detail
+#endif
+
+/**
+ * `max`: max: the larger of a and b (and c) (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, nan = false, abs = none, type = s8x4.
+ * Template parameters:
+ *   PtxgenRelu: relu (true / false).
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ *   b: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenRelu = false>
+PTXGEN_PTX_DEVICE std::uint32_t max_s8x4(
+    std::uint32_t a,
+    std::uint32_t b
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::max_s8x4_forms0_table, detail::form_digit(0, 2, (PtxgenRelu ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: max: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::max_s8x4_forms0<ptxgen_f::index>(d, a, b);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_s8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+#endif
+
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
@@ -4856,6 +5412,39 @@ PTXGEN_PTX_DEVICE std::uint64_t neg_s64(
 #endif
     return d;
 }
+
+// This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
+// declarations (below).
+#if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1b0c0000ull)
+
+/**
+ * `neg`: neg: -a (spec: spec/instructions/arith.yaml).
+ *
+ * Fixed by this wrapper: ftz = false, type = s8x4.
+ * Operands:
+ *   d: the result
+ *   a: the first input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE std::uint32_t neg_s8x4(
+    [[maybe_unused]] std::uint32_t a
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // neg.s8x4
+    PTXGEN_PTX_GATED(0x1b0c0000ull, 0, 92, detail::ptxgen_unsupported_target_neg_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2,
+                     asm volatile("neg.s8x4 " "%0, %1;" : "=r"(d) : "r"(a)));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_neg_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
+#endif
+#endif
+    return d;
+}
+#else
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t neg_s8x4(detail::host_arg) { detail::ptxgen_unsupported_target_neg_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+#endif
 
 #if defined(__CUDA_ARCH__)
 namespace detail {

@@ -219,6 +219,27 @@ PTXGEN_PTX_DEVICE void add_bf16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
 }
 #endif
 
+// add_u32_forms0: the opcode of each form, in the order of add_u32_forms0_table, as
+// two pieces (NUL-terminated texts in add_u32_forms0_opcode_pieces, at the offsets in
+// add_u32_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char add_u32_forms0_opcode_pieces[] =
+    "\000add\000.u32\000add.sat\000";
+inline constexpr char add_u32_forms0_opcode[] =
+    "\001\005\012\005";
+inline constexpr char add_u32_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void add_u32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(add_u32_forms0_statement, PtxgenF), detail::opcode_text<add_u32_forms0_opcode_pieces, add_u32_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
 // add_s32_forms0: the opcode of each form, in the order of add_s32_forms0_table, as
 // two pieces (NUL-terminated texts in add_s32_forms0_opcode_pieces, at the offsets in
 // add_s32_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -239,6 +260,98 @@ PTXGEN_PTX_DEVICE void add_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// add_u16x2_forms0: the opcode of each form, in the order of add_u16x2_forms0_table, as
+// two pieces (NUL-terminated texts in add_u16x2_forms0_opcode_pieces, at the offsets in
+// add_u16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char add_u16x2_forms0_opcode_pieces[] =
+    "\000add\000.u16x2\000add.sat\000";
+inline constexpr char add_u16x2_forms0_opcode[] =
+    "\001\005\014\005";
+inline constexpr char add_u16x2_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void add_u16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(add_u16x2_forms0_statement, PtxgenF), detail::opcode_text<add_u16x2_forms0_opcode_pieces, add_u16x2_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1fffffc0ull)  // the targets of this wrapper's forms
+// add_s16x2_forms0: the opcode of each form, in the order of add_s16x2_forms0_table, as
+// two pieces (NUL-terminated texts in add_s16x2_forms0_opcode_pieces, at the offsets in
+// add_s16x2_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char add_s16x2_forms0_opcode_pieces[] =
+    "\000add\000.s16x2\000add.sat\000";
+inline constexpr char add_s16x2_forms0_opcode[] =
+    "\001\005\014\005";
+inline constexpr char add_s16x2_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void add_s16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(add_s16x2_forms0_statement, PtxgenF), detail::opcode_text<add_s16x2_forms0_opcode_pieces, add_s16x2_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1b0c0000ull)  // the targets of this wrapper's forms
+// add_u8x4_forms0: the opcode of each form, in the order of add_u8x4_forms0_table, as
+// two pieces (NUL-terminated texts in add_u8x4_forms0_opcode_pieces, at the offsets in
+// add_u8x4_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char add_u8x4_forms0_opcode_pieces[] =
+    "\000add\000.u8x4\000add.sat\000";
+inline constexpr char add_u8x4_forms0_opcode[] =
+    "\001\005\013\005";
+inline constexpr char add_u8x4_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void add_u8x4_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(add_u8x4_forms0_statement, PtxgenF), detail::opcode_text<add_u8x4_forms0_opcode_pieces, add_u8x4_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1b0c0000ull)  // the targets of this wrapper's forms
+// add_s8x4_forms0: the opcode of each form, in the order of add_s8x4_forms0_table, as
+// two pieces (NUL-terminated texts in add_s8x4_forms0_opcode_pieces, at the offsets in
+// add_s8x4_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char add_s8x4_forms0_opcode_pieces[] =
+    "\000add\000.s8x4\000add.sat\000";
+inline constexpr char add_s8x4_forms0_opcode[] =
+    "\001\005\013\005";
+inline constexpr char add_s8x4_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void add_s8x4_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(add_s8x4_forms0_statement, PtxgenF), detail::opcode_text<add_s8x4_forms0_opcode_pieces, add_s8x4_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
 
 #if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the targets of this wrapper's forms
 // add_f32_f16_forms0: the opcode of each form, in the order of add_f32_f16_forms0_table, as
@@ -472,6 +585,52 @@ PTXGEN_PTX_DEVICE void sub_s32_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif
 }
+
+#if PTXGEN_PTX_FAMILY(0x1b0c0000ull)  // the targets of this wrapper's forms
+// sub_u8x4_forms0: the opcode of each form, in the order of sub_u8x4_forms0_table, as
+// two pieces (NUL-terminated texts in sub_u8x4_forms0_opcode_pieces, at the offsets in
+// sub_u8x4_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char sub_u8x4_forms0_opcode_pieces[] =
+    "\000sub\000.u8x4\000sub.sat\000";
+inline constexpr char sub_u8x4_forms0_opcode[] =
+    "\001\005\013\005";
+inline constexpr char sub_u8x4_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void sub_u8x4_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(sub_u8x4_forms0_statement, PtxgenF), detail::opcode_text<sub_u8x4_forms0_opcode_pieces, sub_u8x4_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1b0c0000ull)  // the targets of this wrapper's forms
+// sub_s8x4_forms0: the opcode of each form, in the order of sub_s8x4_forms0_table, as
+// two pieces (NUL-terminated texts in sub_s8x4_forms0_opcode_pieces, at the offsets in
+// sub_s8x4_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char sub_s8x4_forms0_opcode_pieces[] =
+    "\000sub\000.s8x4\000sub.sat\000";
+inline constexpr char sub_s8x4_forms0_opcode[] =
+    "\001\005\013\005";
+inline constexpr char sub_s8x4_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void sub_s8x4_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(sub_s8x4_forms0_statement, PtxgenF), detail::opcode_text<sub_s8x4_forms0_opcode_pieces, sub_s8x4_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
 
 #if PTXGEN_PTX_FAMILY(0x1fffff00ull)  // the targets of this wrapper's forms
 // sub_f32_f16_forms0: the opcode of each form, in the order of sub_f32_f16_forms0_table, as
@@ -1202,6 +1361,29 @@ PTXGEN_PTX_DEVICE void min_s16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
 }
 #endif
 
+#if PTXGEN_PTX_FAMILY(0x1b0c0000ull)  // the targets of this wrapper's forms
+// min_s8x4_forms0: the opcode of each form, in the order of min_s8x4_forms0_table, as
+// two pieces (NUL-terminated texts in min_s8x4_forms0_opcode_pieces, at the offsets in
+// min_s8x4_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char min_s8x4_forms0_opcode_pieces[] =
+    "\000min\000.s8x4\000min.relu\000";
+inline constexpr char min_s8x4_forms0_opcode[] =
+    "\001\005\013\005";
+inline constexpr char min_s8x4_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void min_s8x4_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(min_s8x4_forms0_statement, PtxgenF), detail::opcode_text<min_s8x4_forms0_opcode_pieces, min_s8x4_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
 // min_f32_forms0: the opcode of each form, in the order of min_f32_forms0_table, as
 // two pieces (NUL-terminated texts in min_f32_forms0_opcode_pieces, at the offsets in
 // min_f32_forms0_opcode, 1 byte(s) each), and the asm statement of
@@ -1383,6 +1565,29 @@ template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
 PTXGEN_PTX_DEVICE void max_s16x2_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
     arith_asm0<detail::packed_at<1>(max_s16x2_forms0_statement, PtxgenF), detail::opcode_text<max_s16x2_forms0_opcode_pieces, max_s16x2_forms0_opcode, 1, PtxgenF>>(d, a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+#endif
+
+#if PTXGEN_PTX_FAMILY(0x1b0c0000ull)  // the targets of this wrapper's forms
+// max_s8x4_forms0: the opcode of each form, in the order of max_s8x4_forms0_table, as
+// two pieces (NUL-terminated texts in max_s8x4_forms0_opcode_pieces, at the offsets in
+// max_s8x4_forms0_opcode, 1 byte(s) each), and the asm statement of
+// arith_asm0 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char max_s8x4_forms0_opcode_pieces[] =
+    "\000max\000.s8x4\000max.relu\000";
+inline constexpr char max_s8x4_forms0_opcode[] =
+    "\001\005\013\005";
+inline constexpr char max_s8x4_forms0_statement[] =
+    "\004\004";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void max_s8x4_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    arith_asm0<detail::packed_at<1>(max_s8x4_forms0_statement, PtxgenF), detail::opcode_text<max_s8x4_forms0_opcode_pieces, max_s8x4_forms0_opcode, 1, PtxgenF>>(d, a, b);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

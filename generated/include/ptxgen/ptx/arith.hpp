@@ -41,6 +41,8 @@ enum class add_arith_type : int {
     s32,
     u16x2,
     s16x2,
+    u8x4,
+    s8x4,
 };
 
 /**
@@ -80,6 +82,8 @@ enum class sub_arith_type : int {
     s16,
     s64,
     s32,
+    u8x4,
+    s8x4,
 };
 
 /**
@@ -205,6 +209,8 @@ enum class min_arith_type : int {
     s64,
     s16x2,
     u16x2,
+    u8x4,
+    s8x4,
     f32,
     f64,
     f16,
@@ -234,6 +240,8 @@ enum class max_arith_type : int {
     s64,
     s16x2,
     u16x2,
+    u8x4,
+    s8x4,
     f32,
     f64,
     f16,
@@ -249,6 +257,7 @@ enum class neg_arith_type : int {
     s16,
     s32,
     s64,
+    s8x4,
     f32,
     f64,
     f16,
@@ -388,13 +397,18 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_f32_is_only_on_s
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_f32x2_is_only_on_sm_100_and_later_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_s16x2_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_u16x2_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_u32_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_add_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fma_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fma_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fma_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
@@ -430,10 +444,12 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_s16x2_is_only_on
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_s32_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_max_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_bf16_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_bf16_is_only_on_sm_86_and_later_from_ptx_isa_7_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_bf16x2_is_only_on_sm_80_and_later_from_ptx_isa_7_0();
@@ -452,10 +468,12 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_s16x2_is_only_on
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_s32_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_min_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mul_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mul_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_mul_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
@@ -478,6 +496,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_neg_f64_is_only_on_s
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_neg_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_neg_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_neg_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_neg_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_bf16_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_bf16x2_is_only_on_sm_90_and_later_from_ptx_isa_7_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_f16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
@@ -490,9 +509,11 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_f64_is_only_on_s
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_s16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_u16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_u32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_u64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_sub_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2();
 #endif
 
 }  // namespace detail
@@ -534,6 +555,10 @@ PTXGEN_PTX_DEVICE std::uint32_t add_u16x2(detail::host_arg, detail::host_arg) { 
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t add_s16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t add_u8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t add_s8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE float add_f32_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return float{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE float add_f32_bf16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_add_f32_bf16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return float{}; }
@@ -563,6 +588,10 @@ template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t sub_s64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::int32_t sub_s32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::int32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t sub_u8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t sub_s8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE float sub_f32_f16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_sub_f32_f16_is_only_on_sm_100_and_later_from_ptx_isa_8_6(); return float{}; }
 template <auto... PtxgenQ>
@@ -640,6 +669,10 @@ PTXGEN_PTX_DEVICE std::uint32_t min_s16x2(detail::host_arg, detail::host_arg) { 
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t min_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t min_u8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t min_s8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE float min_f32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_min_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE double min_f64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_min_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
@@ -668,6 +701,10 @@ PTXGEN_PTX_DEVICE std::uint32_t max_s16x2(detail::host_arg, detail::host_arg) { 
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t max_u16x2(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u16x2_is_only_on_sm_90_and_later_from_ptx_isa_8_0(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_u8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_u8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_s8x4(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
+template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE float max_f32(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_max_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE double max_f64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_max_f64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return double{}; }
@@ -685,6 +722,8 @@ template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::int32_t neg_s32(detail::host_arg) { detail::ptxgen_unsupported_target_neg_s32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::int32_t{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t neg_s64(detail::host_arg) { detail::ptxgen_unsupported_target_neg_s64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t neg_s8x4(detail::host_arg) { detail::ptxgen_unsupported_target_neg_s8x4_is_only_on_sm_107a_sm_107f_sm_120a_sm_120f_sm_121a_sm_121f_from_ptx_isa_9_2(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE float neg_f32(detail::host_arg) { detail::ptxgen_unsupported_target_neg_f32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return float{}; }
 template <auto... PtxgenQ>
@@ -740,7 +779,7 @@ PTXGEN_PTX_DEVICE std::uint32_t add_bf16x2(detail::host_arg, detail::host_arg) {
 /* template <> std::uint16_t add_u16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint16_t add_u16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
-/* template <> std::uint32_t add_u32(std::uint32_t a, std::uint32_t b) */
+/* template <bool Sat = false> std::uint32_t add_u32(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t add_u32(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
 /* template <> std::uint64_t add_u64(std::uint64_t a, std::uint64_t b) */
@@ -755,12 +794,18 @@ PTXGEN_PTX_DEVICE std::uint64_t add_s64(detail::host_arg, detail::host_arg) { re
 /* template <bool Sat = false> std::int32_t add_s32(std::int32_t a, std::int32_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::int32_t add_s32(detail::host_arg, detail::host_arg) { return std::int32_t{}; }
-/* template <> std::uint32_t add_u16x2(std::uint32_t a, std::uint32_t b) */
+/* template <bool Sat = false> std::uint32_t add_u16x2(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t add_u16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
-/* template <> std::uint32_t add_s16x2(std::uint32_t a, std::uint32_t b) */
+/* template <bool Sat = false> std::uint32_t add_s16x2(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t add_s16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Sat = false> std::uint32_t add_u8x4(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t add_u8x4(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Sat = false> std::uint32_t add_s8x4(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t add_s8x4(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
 /* template <add_arith_rnd Rnd = add_arith_rnd::none, bool Sat = false> float add_f32_f16(std::uint16_t a, float b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE float add_f32_f16(detail::host_arg, detail::host_arg) { return float{}; }
@@ -806,6 +851,12 @@ PTXGEN_PTX_DEVICE std::uint64_t sub_s64(detail::host_arg, detail::host_arg) { re
 /* template <bool Sat = false> std::int32_t sub_s32(std::int32_t a, std::int32_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::int32_t sub_s32(detail::host_arg, detail::host_arg) { return std::int32_t{}; }
+/* template <bool Sat = false> std::uint32_t sub_u8x4(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t sub_u8x4(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Sat = false> std::uint32_t sub_s8x4(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t sub_s8x4(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
 /* template <sub_arith_rnd Rnd = sub_arith_rnd::none, bool Sat = false> float sub_f32_f16(std::uint16_t a, float b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE float sub_f32_f16(detail::host_arg, detail::host_arg) { return float{}; }
@@ -920,6 +971,12 @@ PTXGEN_PTX_DEVICE std::uint32_t min_s16x2(detail::host_arg, detail::host_arg) { 
 /* template <> std::uint32_t min_u16x2(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t min_u16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint32_t min_u8x4(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t min_u8x4(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Relu = false> std::uint32_t min_s8x4(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t min_s8x4(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
 /* template <bool Ftz = false, bool Nan = false, min_arith_abs Abs = min_arith_abs::none> float min_f32(float a, float b) */
 /* template <bool Ftz = false, bool Nan = false, min_arith_abs Abs = min_arith_abs::none> float min_f32(float a, float b, float c) */
 template <auto... PtxgenQ>
@@ -963,6 +1020,12 @@ PTXGEN_PTX_DEVICE std::uint32_t max_s16x2(detail::host_arg, detail::host_arg) { 
 /* template <> std::uint32_t max_u16x2(std::uint32_t a, std::uint32_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t max_u16x2(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <> std::uint32_t max_u8x4(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_u8x4(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
+/* template <bool Relu = false> std::uint32_t max_s8x4(std::uint32_t a, std::uint32_t b) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t max_s8x4(detail::host_arg, detail::host_arg) { return std::uint32_t{}; }
 /* template <bool Ftz = false, bool Nan = false, max_arith_abs Abs = max_arith_abs::none> float max_f32(float a, float b) */
 /* template <bool Ftz = false, bool Nan = false, max_arith_abs Abs = max_arith_abs::none> float max_f32(float a, float b, float c) */
 template <auto... PtxgenQ>
@@ -991,6 +1054,9 @@ PTXGEN_PTX_DEVICE std::int32_t neg_s32(detail::host_arg) { return std::int32_t{}
 /* template <> std::uint64_t neg_s64(std::uint64_t a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t neg_s64(detail::host_arg) { return std::uint64_t{}; }
+/* template <> std::uint32_t neg_s8x4(std::uint32_t a) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE std::uint32_t neg_s8x4(detail::host_arg) { return std::uint32_t{}; }
 /* template <bool Ftz = false> float neg_f32(float a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE float neg_f32(detail::host_arg) { return float{}; }

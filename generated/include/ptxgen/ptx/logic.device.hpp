@@ -42,6 +42,33 @@ PTXGEN_PTX_CONSTEXPR int slct_op_type_c(bool, slct_op_dtype, slct_op_ctype ctype
 /**
  * `and`: bitwise AND of a and b (spec: spec/instructions/logic.yaml).
  *
+ * Fixed by this wrapper: type = pred.
+ * Operands:
+ *   p: the result
+ *   q: the first input
+ *   r: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE bool and_pred(
+    [[maybe_unused]] bool q,
+    [[maybe_unused]] bool r
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // and.pred
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_and_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("{\n\t.reg .pred p;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %2, 0;\n\t" "and.pred " "p, pin, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(static_cast<std::uint32_t>(q)), "r"(static_cast<std::uint32_t>(r))));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_and_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return p != 0;
+}
+
+/**
+ * `and`: bitwise AND of a and b (spec: spec/instructions/logic.yaml).
+ *
  * Fixed by this wrapper: type = b16.
  * Operands:
  *   d: the result
@@ -118,6 +145,33 @@ PTXGEN_PTX_DEVICE std::uint64_t and_b64(
 #endif
 #endif
     return d;
+}
+
+/**
+ * `or`: bitwise OR of a and b (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = pred.
+ * Operands:
+ *   p: the result
+ *   q: the first input
+ *   r: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE bool or_pred(
+    [[maybe_unused]] bool q,
+    [[maybe_unused]] bool r
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // or.pred
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_or_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("{\n\t.reg .pred p;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %2, 0;\n\t" "or.pred " "p, pin, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(static_cast<std::uint32_t>(q)), "r"(static_cast<std::uint32_t>(r))));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_or_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return p != 0;
 }
 
 /**
@@ -204,6 +258,33 @@ PTXGEN_PTX_DEVICE std::uint64_t or_b64(
 /**
  * `xor`: bitwise XOR of a and b (spec: spec/instructions/logic.yaml).
  *
+ * Fixed by this wrapper: type = pred.
+ * Operands:
+ *   p: the result
+ *   q: the first input
+ *   r: the second input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE bool xor_pred(
+    [[maybe_unused]] bool q,
+    [[maybe_unused]] bool r
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // xor.pred
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_xor_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("{\n\t.reg .pred p;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %2, 0;\n\t" "xor.pred " "p, pin, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(static_cast<std::uint32_t>(q)), "r"(static_cast<std::uint32_t>(r))));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_xor_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return p != 0;
+}
+
+/**
+ * `xor`: bitwise XOR of a and b (spec: spec/instructions/logic.yaml).
+ *
  * Fixed by this wrapper: type = b16.
  * Operands:
  *   d: the result
@@ -280,6 +361,31 @@ PTXGEN_PTX_DEVICE std::uint64_t xor_b64(
 #endif
 #endif
     return d;
+}
+
+/**
+ * `not`: bitwise NOT (spec: spec/instructions/logic.yaml).
+ *
+ * Fixed by this wrapper: type = pred.
+ * Operands:
+ *   p: the result
+ *   q: the input
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+PTXGEN_PTX_DEVICE bool not_pred(
+    [[maybe_unused]] bool q
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)
+    // not.pred
+    PTXGEN_PTX_GATED(0x1fffffffull, 750, 63, detail::ptxgen_unsupported_target_not_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+                     asm volatile("{\n\t.reg .pred p;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %1, 0;\n\t" "not.pred " "p, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(static_cast<std::uint32_t>(q))));
+#else  // no form on this target
+    detail::ptxgen_unsupported_target_not_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+#endif
+#endif
+    return p != 0;
 }
 
 /**

@@ -15,6 +15,7 @@ namespace ptxgen::ptx {
  * and: qualifier type (.{}).
  */
 enum class and_op_type : int {
+    pred,
     b16,
     b32,
     b64,
@@ -24,6 +25,7 @@ enum class and_op_type : int {
  * or: qualifier type (.{}).
  */
 enum class or_op_type : int {
+    pred,
     b16,
     b32,
     b64,
@@ -33,6 +35,7 @@ enum class or_op_type : int {
  * xor: qualifier type (.{}).
  */
 enum class xor_op_type : int {
+    pred,
     b16,
     b32,
     b64,
@@ -42,6 +45,7 @@ enum class xor_op_type : int {
  * not: qualifier type (.{}).
  */
 enum class not_op_type : int {
+    pred,
     b16,
     b32,
     b64,
@@ -391,6 +395,7 @@ PTXGEN_PTX_CONSTEXPR int szext_op_type_d(szext_op_mode, szext_op_type type) {
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_and_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_and_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_and_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_and_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_bfind_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_bmsk_is_only_on_sm_75_and_later_from_ptx_isa_7_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_brev_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
@@ -404,9 +409,11 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_fns_is_only_on_sm_75
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_not_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_not_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_not_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_not_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_or_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_or_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_or_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_or_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_popc_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_popc_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_selp_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
@@ -477,6 +484,7 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_szext_is_only_on_sm_
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_xor_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_xor_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_xor_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_xor_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3();
 #endif
 
 }  // namespace detail
@@ -488,11 +496,15 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_xor_b64_is_only_on_s
 #if !((defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x1fffffffull)) || defined(PTXGEN_PTX_EXACT_HOST_DECLARATIONS))
 #if defined(__CUDA_ARCH__)  // a device pass whose target has no form: each refuses
 template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool and_pred(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_and_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint16_t and_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_and_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t and_b32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_and_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t and_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_and_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool or_pred(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_or_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint16_t or_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_or_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
@@ -500,11 +512,15 @@ PTXGEN_PTX_DEVICE std::uint32_t or_b32(detail::host_arg, detail::host_arg) { det
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t or_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_or_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
 template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool xor_pred(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_xor_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
+template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint16_t xor_b16(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_xor_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint32_t xor_b32(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_xor_b32_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint32_t{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t xor_b64(detail::host_arg, detail::host_arg) { detail::ptxgen_unsupported_target_xor_b64_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint64_t{}; }
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool not_pred(detail::host_arg) { detail::ptxgen_unsupported_target_not_pred_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return bool{}; }
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint16_t not_b16(detail::host_arg) { detail::ptxgen_unsupported_target_not_b16_is_only_on_sm_75_and_later_from_ptx_isa_6_3(); return std::uint16_t{}; }
 template <auto... PtxgenQ>
@@ -666,6 +682,9 @@ PTXGEN_PTX_DEVICE bool setp_bf16x2(detail::host_arg, detail::host_arg, detail::h
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE setp_bf16x2_pair_result setp_bf16x2_pair(detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_setp_bf16x2_pair_is_only_on_sm_90_and_later_from_ptx_isa_7_8(); return setp_bf16x2_pair_result{}; }
 #else
+/* template <> bool and_pred(bool q, bool r) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool and_pred(detail::host_arg, detail::host_arg) { return bool{}; }
 /* template <> std::uint16_t and_b16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint16_t and_b16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
@@ -675,6 +694,9 @@ PTXGEN_PTX_DEVICE std::uint32_t and_b32(detail::host_arg, detail::host_arg) { re
 /* template <> std::uint64_t and_b64(std::uint64_t a, std::uint64_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t and_b64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <> bool or_pred(bool q, bool r) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool or_pred(detail::host_arg, detail::host_arg) { return bool{}; }
 /* template <> std::uint16_t or_b16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint16_t or_b16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
@@ -684,6 +706,9 @@ PTXGEN_PTX_DEVICE std::uint32_t or_b32(detail::host_arg, detail::host_arg) { ret
 /* template <> std::uint64_t or_b64(std::uint64_t a, std::uint64_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t or_b64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <> bool xor_pred(bool q, bool r) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool xor_pred(detail::host_arg, detail::host_arg) { return bool{}; }
 /* template <> std::uint16_t xor_b16(std::uint16_t a, std::uint16_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint16_t xor_b16(detail::host_arg, detail::host_arg) { return std::uint16_t{}; }
@@ -693,6 +718,9 @@ PTXGEN_PTX_DEVICE std::uint32_t xor_b32(detail::host_arg, detail::host_arg) { re
 /* template <> std::uint64_t xor_b64(std::uint64_t a, std::uint64_t b) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint64_t xor_b64(detail::host_arg, detail::host_arg) { return std::uint64_t{}; }
+/* template <> bool not_pred(bool q) */
+template <auto... PtxgenQ>
+PTXGEN_PTX_DEVICE bool not_pred(detail::host_arg) { return bool{}; }
 /* template <> std::uint16_t not_b16(std::uint16_t a) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE std::uint16_t not_b16(detail::host_arg) { return std::uint16_t{}; }

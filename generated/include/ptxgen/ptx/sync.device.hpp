@@ -511,6 +511,256 @@ PTXGEN_PTX_DEVICE void barrier_arrive(
 #endif
 }
 
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of barrier_red_popc: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct barrier_red_popc_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\001\002\001\003";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_barrier_red_popc_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_barrier_red_popc_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (sync.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void barrier_red_popc_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `barrier`: named barrier of the CTA with a reduction (barrier.red) (spec: spec/instructions/sync.yaml).
+ *
+ * Fixed by this wrapper: action = red, op = popc, type = u32.
+ * Template parameters:
+ *   PtxgenCta: cta (true / false). the explicit .cta scope (PTX ISA 7.8)
+ *   PtxgenAligned: aligned (true / false).
+ * Operands:
+ *   d: the number of participating threads whose c is true
+ *   a: the barrier number
+ *   c: this thread's predicate (write !c in the PTX to combine its complement)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenCta = false, bool PtxgenAligned = false>
+PTXGEN_PTX_DEVICE std::uint32_t barrier_red_popc(
+    std::uint32_t a,
+    bool c
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::barrier_red_popc_forms0_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::barrier_red_popc_forms0<ptxgen_f::index>(d, a, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 4 forms of barrier_red_popc: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct barrier_red_popc_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\000\000\001\001\002\001\003";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_barrier_red_popc_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_barrier_red_popc_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (sync.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void barrier_red_popc_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `barrier`: named barrier of the CTA with a reduction (barrier.red) (spec: spec/instructions/sync.yaml).
+ *
+ * Fixed by this wrapper: action = red, op = popc, type = u32.
+ * Template parameters:
+ *   PtxgenCta: cta (true / false). the explicit .cta scope (PTX ISA 7.8)
+ *   PtxgenAligned: aligned (true / false).
+ * Operands:
+ *   d: the number of participating threads whose c is true
+ *   a: the barrier number
+ *   b: the number of participating threads, a multiple of the warp size
+ *   c: this thread's predicate (write !c in the PTX to combine its complement)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <bool PtxgenCta = false, bool PtxgenAligned = false>
+PTXGEN_PTX_DEVICE std::uint32_t barrier_red_popc(
+    std::uint32_t a,
+    std::uint32_t b,
+    bool c
+) {
+    std::uint32_t d{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::barrier_red_popc_forms1_table, detail::form_digit(detail::form_digit(0, 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::barrier_red_popc_forms1<ptxgen_f::index>(d, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return d;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of barrier_red: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct barrier_red_forms0_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\001\006\001\007\000\010\000\011\001\012\001\013";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_barrier_red_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_barrier_red_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (sync.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void barrier_red_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `barrier`: named barrier of the CTA with a reduction (barrier.red) (spec: spec/instructions/sync.yaml).
+ *
+ * Fixed by this wrapper: action = red, type = pred.
+ * Template parameters:
+ *   PtxgenOp: op (popc, and, or).
+ *   PtxgenCta: cta (true / false). the explicit .cta scope (PTX ISA 7.8)
+ *   PtxgenAligned: aligned (true / false).
+ * Operands:
+ *   p: whether c is true in all (.and) or any (.or) of the participating threads
+ *   a: the barrier number
+ *   c: this thread's predicate (write !c in the PTX to combine its complement)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <barrier_red_op PtxgenOp, bool PtxgenCta = false, bool PtxgenAligned = false>
+PTXGEN_PTX_DEVICE bool barrier_red(
+    std::uint32_t a,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::barrier_red_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenOp)), 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenOp == barrier_red_op::popc))),
+                  "ptxgen: barrier: .popc takes .u32");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::barrier_red_forms0<ptxgen_f::index>(p, a, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
+#if defined(__CUDA_ARCH__)
+namespace detail {
+
+// The 8 forms of barrier_red: form number * 256 + support class, by
+// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// from which, PTX ISA version) and the refusal of each where the target lacks it.
+struct barrier_red_forms1_table {
+    static constexpr int width = 2;
+    static constexpr char table[] =
+        "\000\004\000\005\001\006\001\007\000\010\000\011\001\012\001\013";
+    static constexpr gate gates[] = {
+        {0x1fffffffull, 750, 0},
+        {0x1fffffffull, 750, 78},
+    };
+    static constexpr void (*const errors[])() = {
+        &ptxgen_unsupported_target_barrier_red_is_only_on_sm_75_and_later_from_ptx_isa_6_3,
+        &ptxgen_unsupported_target_barrier_red_is_only_on_sm_75_and_later_from_ptx_isa_7_8,
+    };
+};
+// Their asm statements, by position in that table (sync.forms.hpp).
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void barrier_red_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c);
+
+}  // namespace detail
+#endif
+
+/**
+ * `barrier`: named barrier of the CTA with a reduction (barrier.red) (spec: spec/instructions/sync.yaml).
+ *
+ * Fixed by this wrapper: action = red, type = pred.
+ * Template parameters:
+ *   PtxgenOp: op (popc, and, or).
+ *   PtxgenCta: cta (true / false). the explicit .cta scope (PTX ISA 7.8)
+ *   PtxgenAligned: aligned (true / false).
+ * Operands:
+ *   p: whether c is true in all (.and) or any (.or) of the participating threads
+ *   a: the barrier number
+ *   b: the number of participating threads, a multiple of the warp size
+ *   c: this thread's predicate (write !c in the PTX to combine its complement)
+ * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
+ */
+template <barrier_red_op PtxgenOp, bool PtxgenCta = false, bool PtxgenAligned = false>
+PTXGEN_PTX_DEVICE bool barrier_red(
+    std::uint32_t a,
+    std::uint32_t b,
+    bool c
+) {
+    std::uint32_t p{};
+#if defined(__CUDA_ARCH__)
+    using ptxgen_f = detail::form_of<detail::barrier_red_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 3, static_cast<long long>(PtxgenOp)), 2, (PtxgenCta ? 1 : 0)), 2, (PtxgenAligned ? 1 : 0))>;
+#if PTXGEN_PTX_FAMILY(0x1fffffffull)  // the checks, where the target may have a form
+    static_assert((!((PtxgenOp == barrier_red_op::popc))),
+                  "ptxgen: barrier: .popc takes .u32");
+    static_assert(ptxgen_f::cls >= 0,
+                  "ptxgen: barrier: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
+#endif
+    if constexpr (ptxgen_f::ok) {
+        detail::barrier_red_forms1<ptxgen_f::index>(p, a, b, c);
+    } else {
+        ptxgen_f::refuse();
+    }
+#endif
+    return p != 0;
+}
+
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
 // declarations (below).
 #if !defined(__CUDA_ARCH__) || PTXGEN_PTX_FAMILY(0x1fffffc0ull)

@@ -56,6 +56,42 @@ PTXGEN_PTX_DEVICE void sync_asm3(PtxgenA0 a, PtxgenA1 b) {
 #endif
 }
 
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void sync_asm4(PtxgenA0& d, PtxgenA1 a, PtxgenA2 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %2, 0;\n\t" "%3 " "%0, %1, p;" "\n\t}" : "=r"(d) : "r"(a), "r"(static_cast<std::uint32_t>(c)), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void sync_asm5(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t" "%4 " "%0, %1, %2, p;" "\n\t}" : "=r"(d) : "r"(a), "r"(b), "r"(static_cast<std::uint32_t>(c)), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void sync_asm6(PtxgenA0& p, PtxgenA1 a, PtxgenA2 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %2, 0;\n\t" "%3 " "p, %1, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(a), "r"(static_cast<std::uint32_t>(c)), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
+// The asm statements of the forms functions with these parameters: PtxgenT0::c is the
+// opcode, PtxgenT1::c... the immediates.
+template <int PtxgenK, class PtxgenT0, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void sync_asm7(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    if constexpr (PtxgenK == 0) asm volatile("{\n\t.reg .pred p;\n\t" "{\n\t.reg .pred pin;\n\tsetp.ne.b32 pin, %3, 0;\n\t" "%4 " "p, %1, %2, pin;" "\n\t}" "\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(p) : "r"(a), "r"(b), "r"(static_cast<std::uint32_t>(c)), "C"(PtxgenT0::c) : "memory");
+#endif
+}
+
 #if PTXGEN_PTX_FAMILY(0x1b6db680ull)  // the targets of this wrapper's forms
 // setmaxnreg_forms0: the opcode of each form, in the order of setmaxnreg_forms0_table, as
 // two pieces (NUL-terminated texts in setmaxnreg_forms0_opcode_pieces, at the offsets in
@@ -243,6 +279,100 @@ template <long long PtxgenF, class PtxgenA0, class PtxgenA1>
 PTXGEN_PTX_DEVICE void barrier_arrive_forms0(PtxgenA0 a, PtxgenA1 b) {
 #if PTXGEN_PTX_C_CONSTRAINT
     sync_asm3<detail::packed_at<1>(barrier_arrive_forms0_statement, PtxgenF), detail::opcode_text<barrier_arrive_forms0_opcode_pieces, barrier_arrive_forms0_opcode, 1, PtxgenF>>(a, b);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// barrier_red_popc_forms0: the opcode of each form, in the order of barrier_red_popc_forms0_table, as
+// two pieces (NUL-terminated texts in barrier_red_popc_forms0_opcode_pieces, at the offsets in
+// barrier_red_popc_forms0_opcode, 1 byte(s) each), and the asm statement of
+// sync_asm4 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char barrier_red_popc_forms0_opcode_pieces[] =
+    "\000barrier\000.red.popc.u32\000."
+    "red.popc.aligned.u32\000bar"
+    "rier.cta\000";
+inline constexpr char barrier_red_popc_forms0_opcode[] =
+    "\001\011\001\027-\011-\027";
+inline constexpr char barrier_red_popc_forms0_statement[] =
+    "\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void barrier_red_popc_forms0(PtxgenA0& d, PtxgenA1 a, PtxgenA2 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    sync_asm4<detail::packed_at<1>(barrier_red_popc_forms0_statement, PtxgenF), detail::opcode_text<barrier_red_popc_forms0_opcode_pieces, barrier_red_popc_forms0_opcode, 1, PtxgenF>>(d, a, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// barrier_red_popc_forms1: the opcode of each form, in the order of barrier_red_popc_forms1_table, as
+// two pieces (NUL-terminated texts in barrier_red_popc_forms1_opcode_pieces, at the offsets in
+// barrier_red_popc_forms1_opcode, 1 byte(s) each), and the asm statement of
+// sync_asm5 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char barrier_red_popc_forms1_opcode_pieces[] =
+    "\000barrier\000.red.popc.u32\000."
+    "red.popc.aligned.u32\000bar"
+    "rier.cta\000";
+inline constexpr char barrier_red_popc_forms1_opcode[] =
+    "\001\011\001\027-\011-\027";
+inline constexpr char barrier_red_popc_forms1_statement[] =
+    "\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void barrier_red_popc_forms1(PtxgenA0& d, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    sync_asm5<detail::packed_at<1>(barrier_red_popc_forms1_statement, PtxgenF), detail::opcode_text<barrier_red_popc_forms1_opcode_pieces, barrier_red_popc_forms1_opcode, 1, PtxgenF>>(d, a, b, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// barrier_red_forms0: the opcode of each form, in the order of barrier_red_forms0_table, as
+// two pieces (NUL-terminated texts in barrier_red_forms0_opcode_pieces, at the offsets in
+// barrier_red_forms0_opcode, 1 byte(s) each), and the asm statement of
+// sync_asm6 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char barrier_red_forms0_opcode_pieces[] =
+    "\000barrier.red\000.and.pred\000."
+    "and.aligned.pred\000barrier"
+    ".cta.red\000.or.pred\000.or.al"
+    "igned.pred\000";
+inline constexpr char barrier_red_forms0_opcode[] =
+    "\001\015\001\027)\015)\027\0019\001B)9)B";
+inline constexpr char barrier_red_forms0_statement[] =
+    "\000\000\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2>
+PTXGEN_PTX_DEVICE void barrier_red_forms0(PtxgenA0& p, PtxgenA1 a, PtxgenA2 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    sync_asm6<detail::packed_at<1>(barrier_red_forms0_statement, PtxgenF), detail::opcode_text<barrier_red_forms0_opcode_pieces, barrier_red_forms0_opcode, 1, PtxgenF>>(p, a, c);
+#else
+    static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
+#endif
+}
+
+// barrier_red_forms1: the opcode of each form, in the order of barrier_red_forms1_table, as
+// two pieces (NUL-terminated texts in barrier_red_forms1_opcode_pieces, at the offsets in
+// barrier_red_forms1_opcode, 1 byte(s) each), and the asm statement of
+// sync_asm7 it takes (1 byte(s) each): tables as string literals,
+// which compile far faster than arrays.
+inline constexpr char barrier_red_forms1_opcode_pieces[] =
+    "\000barrier.red\000.and.pred\000."
+    "and.aligned.pred\000barrier"
+    ".cta.red\000.or.pred\000.or.al"
+    "igned.pred\000";
+inline constexpr char barrier_red_forms1_opcode[] =
+    "\001\015\001\027)\015)\027\0019\001B)9)B";
+inline constexpr char barrier_red_forms1_statement[] =
+    "\000\000\000\000\000\000\000\000";
+
+template <long long PtxgenF, class PtxgenA0, class PtxgenA1, class PtxgenA2, class PtxgenA3>
+PTXGEN_PTX_DEVICE void barrier_red_forms1(PtxgenA0& p, PtxgenA1 a, PtxgenA2 b, PtxgenA3 c) {
+#if PTXGEN_PTX_C_CONSTRAINT
+    sync_asm7<detail::packed_at<1>(barrier_red_forms1_statement, PtxgenF), detail::opcode_text<barrier_red_forms1_opcode_pieces, barrier_red_forms1_opcode, 1, PtxgenF>>(p, a, b, c);
 #else
     static_assert(PtxgenF < 0, "ptxgen: these wrappers need nvcc or NVRTC 12.5 or later, whose inline asm takes the \"C\" constraint (a constant char array) that the forms share their asm statements through");
 #endif

@@ -16,14 +16,14 @@ namespace detail {
 // What only the checks use: in the device passes whose target may have a form.
 #if defined(__CUDA_ARCH__) && PTXGEN_PTX_FAMILY(0x6db600ull)
 
-PTXGEN_PTX_CONSTEXPR bool tcgen05_mma_ok_scale_input_d(bool, bool, int, tcgen05_mma_kind, bool, bool, tcgen05_mma_scale_vectorsize, bool, tcgen05_mma_collector_usage, long long v) {
+PTXGEN_PTX_CONSTEXPR bool tcgen05_mma_ok_scale_input_d(bool, bool, int, tcgen05_mma_kind, bool, bool, tcgen05_mma_scale_vectorsize, bool, tcgen05_mma_collector_usage, tcgen05_mma_collector_b, long long v) {
     return v >= 0 && v <= 15;
     return false;
 }
 
 // The checks of the qualifiers that every overload of tcgen05_mma with these template
 // parameters makes, once.
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift, tcgen05_mma_collector_usage PtxgenCollectorUsage>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift, tcgen05_mma_collector_usage PtxgenCollectorUsage, tcgen05_mma_collector_b PtxgenCollectorB>
 struct tcgen05_mma_checks {
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -35,12 +35,14 @@ struct tcgen05_mma_checks {
                   "ptxgen: tcgen05.mma: .collector::a::fill and .collector::a::use cannot be combined with .ashift");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert((!((PtxgenCollectorB != tcgen05_mma_collector_b::none))) || ((!((PtxgenKind == tcgen05_mma_kind::i8)))),
+                  "ptxgen: tcgen05.mma: .collector::b::op is an sm_107 qualifier, and .kind::i8 does not exist there");
     static constexpr bool ok = true;
 };
 
 // The checks of the qualifiers that every overload of tcgen05_mma_block_scale with these template
 // parameters makes, once.
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize, tcgen05_mma_collector_usage PtxgenCollectorUsage>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize, tcgen05_mma_collector_usage PtxgenCollectorUsage, tcgen05_mma_collector_b PtxgenCollectorB>
 struct tcgen05_mma_block_scale_checks {
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -54,12 +56,14 @@ struct tcgen05_mma_block_scale_checks {
                   "ptxgen: tcgen05.mma: .kind::mxf4nvf4 needs an explicit .scale_vectorsize (.scale_vec::2X, .scale_vec::4X, .block16 or .block32)");
     static_assert((((PtxgenCollectorUsage == tcgen05_mma_collector_usage::none || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_fill || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_use || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_lastuse || PtxgenCollectorUsage == tcgen05_mma_collector_usage::a_discard))),
                   "ptxgen: tcgen05.mma: the collector buffers b0-b3 are only for tcgen05.mma.ws; use .collector::a::op");
+    static_assert((!((PtxgenCollectorB != tcgen05_mma_collector_b::none))) || ((!((PtxgenKind == tcgen05_mma_kind::i8)))),
+                  "ptxgen: tcgen05.mma: .collector::b::op is an sm_107 qualifier, and .kind::i8 does not exist there");
     static constexpr bool ok = true;
 };
 
 // The checks of the qualifiers that every overload of tcgen05_mma_decompress with these template
 // parameters makes, once.
-template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage>
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage, tcgen05_mma_collector_b PtxgenCollectorB>
 struct tcgen05_mma_decompress_checks {
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -70,7 +74,7 @@ struct tcgen05_mma_decompress_checks {
 
 // The checks of the qualifiers that every overload of tcgen05_mma_block_scale_decompress with these template
 // parameters makes, once.
-template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize, tcgen05_mma_collector_usage PtxgenCollectorUsage>
+template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize, tcgen05_mma_collector_usage PtxgenCollectorUsage, tcgen05_mma_collector_b PtxgenCollectorB>
 struct tcgen05_mma_block_scale_decompress_checks {
     static_assert(PtxgenCtaGroup == 1 || PtxgenCtaGroup == 2,
                   "ptxgen: tcgen05.mma: template parameter PtxgenCtaGroup (qualifier cta_group) must be 1 or 2");
@@ -186,28 +190,48 @@ struct tcgen05_mma_disable_output_lane_length {
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 50 forms of tcgen05_mma: form number * 256 + support class, by
+// The 210 forms of tcgen05_mma: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000*\000\000+\000\000,\000"
-        "\000-\000\000.\000\000T\000\000U\000\000V\000\000W\000\000X\000\001~\000"
-        "\001\177\000\001\200\000\001\201\000\001\202\000\002&\001\002'\001\002(\001\002)\001"
-        "\002*\001\000P\001\000Q\001\000R\001\000S\001\000T\001\000z\001\000{\001"
-        "\000|\001\000}\001\000~\001\000\244\001\000\245\001\000\246\001\000\247\001\000\250\001"
-        "\001\316\001\001\317\001\001\320\001\001\321\001\001\322\001\002v\002\002w\002\002x\002"
-        "\002y\002\002z\002";
+        "\000\000\000\001\001\000\001\002\000\001\003\000\001\004\000\000\005\000\001\006\000\001\007\000"
+        "\001\010\000\001\011\000\000\012\000\001\013\000\001\014\000\001\015\000\001\016\000\000\017\000"
+        "\001\020\000\001\021\000\001\022\000\001\023\000\000\024\000\001\025\000\001\026\000\001\027\000"
+        "\001\030\000\000\322\000\001\323\000\001\324\000\001\325\000\001\326\000\000\327\000\001\330\000"
+        "\001\331\000\001\332\000\001\333\000\000\334\000\001\335\000\001\336\000\001\337\000\001\340\000"
+        "\000\341\000\001\342\000\001\343\000\001\344\000\001\345\000\000\346\000\001\347\000\001\350\000"
+        "\001\351\000\001\352\000\000\244\001\001\245\001\001\246\001\001\247\001\001\250\001\000\251\001"
+        "\001\252\001\001\253\001\001\254\001\001\255\001\000\256\001\001\257\001\001\260\001\001\261\001"
+        "\001\262\001\000\263\001\001\264\001\001\265\001\001\266\001\001\267\001\000\270\001\001\271\001"
+        "\001\272\001\001\273\001\001\274\001\002v\002\002{\002\002\200\002\002\205\002\002\212\002"
+        "\001\276\005\001\277\005\001\300\005\001\301\005\001\302\005\001\303\005\001\304\005\001\305\005"
+        "\001\306\005\001\307\005\001\310\005\001\311\005\001\312\005\001\313\005\001\314\005\001\315\005"
+        "\001\316\005\001\317\005\001\320\005\001\321\005\001\322\005\001\323\005\001\324\005\001\325\005"
+        "\001\326\005\000\220\006\001\221\006\001\222\006\001\223\006\001\224\006\000\225\006\001\226\006"
+        "\001\227\006\001\230\006\001\231\006\000\232\006\001\233\006\001\234\006\001\235\006\001\236\006"
+        "\000\237\006\001\240\006\001\241\006\001\242\006\001\243\006\000\244\006\001\245\006\001\246\006"
+        "\001\247\006\001\250\006\000b\007\001c\007\001d\007\001e\007\001f\007\000g\007"
+        "\001h\007\001i\007\001j\007\001k\007\000l\007\001m\007\001n\007\001o\007"
+        "\001p\007\000q\007\001r\007\001s\007\001t\007\001u\007\000v\007\001w\007"
+        "\001x\007\001y\007\001z\007\0004\010\0015\010\0016\010\0017\010\0018\010"
+        "\0009\010\001:\010\001;\010\001<\010\001=\010\000>\010\001\?\010\001@\010"
+        "\001A\010\001B\010\000C\010\001D\010\001E\010\001F\010\001G\010\000H\010"
+        "\001I\010\001J\010\001K\010\001L\010\002\006\011\002\013\011\002\020\011\002\025\011"
+        "\002\032\011\001N\014\001O\014\001P\014\001Q\014\001R\014\001S\014\001T\014"
+        "\001U\014\001V\014\001W\014\001X\014\001Y\014\001Z\014\001[\014\001\\\014"
+        "\001]\014\001^\014\001_\014\001`\014\001a\014\001b\014\001c\014\001d\014"
+        "\001e\014\001f\014";
     static constexpr gate gates[] = {
         {0x6db600ull, 0, 86},
-        {0x201200ull, 0, 86},
         {0xc0000ull, 0, 94},
+        {0x201200ull, 0, 86},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
         &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
     };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
@@ -226,6 +250,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -234,7 +259,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -243,9 +268,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert((!(PtxgenAshift)),
                   "ptxgen: tcgen05.mma: .ashift needs the A matrix in Tensor Memory ([a-tmem])");
     static_assert(ptxgen_f::cls >= 0,
@@ -260,7 +285,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 }
 
 // tcgen05_mma with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_desc,
@@ -282,26 +307,38 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), enable_input_d);
+    return tcgen05_mma<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of tcgen05_mma: form number * 256 + support class, by
+// The 100 forms of tcgen05_mma: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_forms1_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000*\000\000+\000\000,\000"
-        "\000-\000\000.\000\000P\001\000Q\001\000R\001\000S\001\000T\001\000z\001"
-        "\000{\001\000|\001\000}\001\000~\001";
+        "\000\000\000\001\001\000\001\002\000\001\003\000\001\004\000\000\005\000\001\006\000\001\007\000"
+        "\001\010\000\001\011\000\000\012\000\001\013\000\001\014\000\001\015\000\001\016\000\000\017\000"
+        "\001\020\000\001\021\000\001\022\000\001\023\000\000\024\000\001\025\000\001\026\000\001\027\000"
+        "\001\030\000\000\322\000\001\323\000\001\324\000\001\325\000\001\326\000\000\327\000\001\330\000"
+        "\001\331\000\001\332\000\001\333\000\000\334\000\001\335\000\001\336\000\001\337\000\001\340\000"
+        "\000\341\000\001\342\000\001\343\000\001\344\000\001\345\000\000\346\000\001\347\000\001\350\000"
+        "\001\351\000\001\352\000\000\220\006\001\221\006\001\222\006\001\223\006\001\224\006\000\225\006"
+        "\001\226\006\001\227\006\001\230\006\001\231\006\000\232\006\001\233\006\001\234\006\001\235\006"
+        "\001\236\006\000\237\006\001\240\006\001\241\006\001\242\006\001\243\006\000\244\006\001\245\006"
+        "\001\246\006\001\247\006\001\250\006\000b\007\001c\007\001d\007\001e\007\001f\007"
+        "\000g\007\001h\007\001i\007\001j\007\001k\007\000l\007\001m\007\001n\007"
+        "\001o\007\001p\007\000q\007\001r\007\001s\007\001t\007\001u\007\000v\007"
+        "\001w\007\001x\007\001y\007\001z\007";
     static constexpr gate gates[] = {
         {0xd8600ull, 0, 86},
+        {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
@@ -320,6 +357,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -329,7 +367,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, long long PtxgenScaleInputD>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -339,14 +377,14 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert((!(PtxgenAshift)),
                   "ptxgen: tcgen05.mma: .ashift needs the A matrix in Tensor Memory ([a-tmem])");
     static_assert((((PtxgenKind == tcgen05_mma_kind::f16 || PtxgenKind == tcgen05_mma_kind::tf32))),
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
-    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
+    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -360,7 +398,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 }
 
 // tcgen05_mma with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, long long PtxgenScaleInputD, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_desc,
@@ -383,34 +421,54 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), enable_input_d, scale_input_d);
+    return tcgen05_mma<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), enable_input_d, scale_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 50 forms of tcgen05_mma: form number * 256 + support class, by
+// The 210 forms of tcgen05_mma: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_forms2_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000*\000\000+\000\000,\000"
-        "\000-\000\000.\000\000T\000\000U\000\000V\000\000W\000\000X\000\001~\000"
-        "\001\177\000\001\200\000\001\201\000\001\202\000\002&\001\002'\001\002(\001\002)\001"
-        "\002*\001\000P\001\000Q\001\000R\001\000S\001\000T\001\000z\001\000{\001"
-        "\000|\001\000}\001\000~\001\000\244\001\000\245\001\000\246\001\000\247\001\000\250\001"
-        "\001\316\001\001\317\001\001\320\001\001\321\001\001\322\001\002v\002\002w\002\002x\002"
-        "\002y\002\002z\002";
+        "\000\000\000\001\001\000\001\002\000\001\003\000\001\004\000\000\005\000\001\006\000\001\007\000"
+        "\001\010\000\001\011\000\000\012\000\001\013\000\001\014\000\001\015\000\001\016\000\000\017\000"
+        "\001\020\000\001\021\000\001\022\000\001\023\000\000\024\000\001\025\000\001\026\000\001\027\000"
+        "\001\030\000\000\322\000\001\323\000\001\324\000\001\325\000\001\326\000\000\327\000\001\330\000"
+        "\001\331\000\001\332\000\001\333\000\000\334\000\001\335\000\001\336\000\001\337\000\001\340\000"
+        "\000\341\000\001\342\000\001\343\000\001\344\000\001\345\000\000\346\000\001\347\000\001\350\000"
+        "\001\351\000\001\352\000\000\244\001\001\245\001\001\246\001\001\247\001\001\250\001\000\251\001"
+        "\001\252\001\001\253\001\001\254\001\001\255\001\000\256\001\001\257\001\001\260\001\001\261\001"
+        "\001\262\001\000\263\001\001\264\001\001\265\001\001\266\001\001\267\001\000\270\001\001\271\001"
+        "\001\272\001\001\273\001\001\274\001\002v\002\002{\002\002\200\002\002\205\002\002\212\002"
+        "\001\276\005\001\277\005\001\300\005\001\301\005\001\302\005\001\303\005\001\304\005\001\305\005"
+        "\001\306\005\001\307\005\001\310\005\001\311\005\001\312\005\001\313\005\001\314\005\001\315\005"
+        "\001\316\005\001\317\005\001\320\005\001\321\005\001\322\005\001\323\005\001\324\005\001\325\005"
+        "\001\326\005\000\220\006\001\221\006\001\222\006\001\223\006\001\224\006\000\225\006\001\226\006"
+        "\001\227\006\001\230\006\001\231\006\000\232\006\001\233\006\001\234\006\001\235\006\001\236\006"
+        "\000\237\006\001\240\006\001\241\006\001\242\006\001\243\006\000\244\006\001\245\006\001\246\006"
+        "\001\247\006\001\250\006\000b\007\001c\007\001d\007\001e\007\001f\007\000g\007"
+        "\001h\007\001i\007\001j\007\001k\007\000l\007\001m\007\001n\007\001o\007"
+        "\001p\007\000q\007\001r\007\001s\007\001t\007\001u\007\000v\007\001w\007"
+        "\001x\007\001y\007\001z\007\0004\010\0015\010\0016\010\0017\010\0018\010"
+        "\0009\010\001:\010\001;\010\001<\010\001=\010\000>\010\001\?\010\001@\010"
+        "\001A\010\001B\010\000C\010\001D\010\001E\010\001F\010\001G\010\000H\010"
+        "\001I\010\001J\010\001K\010\001L\010\002\006\011\002\013\011\002\020\011\002\025\011"
+        "\002\032\011\001N\014\001O\014\001P\014\001Q\014\001R\014\001S\014\001T\014"
+        "\001U\014\001V\014\001W\014\001X\014\001Y\014\001Z\014\001[\014\001\\\014"
+        "\001]\014\001^\014\001_\014\001`\014\001a\014\001b\014\001c\014\001d\014"
+        "\001e\014\001f\014";
     static constexpr gate gates[] = {
         {0x6db600ull, 0, 86},
-        {0x201200ull, 0, 86},
         {0xc0000ull, 0, 94},
+        {0x201200ull, 0, 86},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
         &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
     };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
@@ -429,6 +487,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -438,7 +497,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -448,13 +507,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert((!(PtxgenAshift)),
                   "ptxgen: tcgen05.mma: .ashift needs the A matrix in Tensor Memory ([a-tmem])");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -468,7 +527,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 }
 
 // tcgen05_mma with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_desc,
@@ -491,26 +550,38 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), disable_output_lane, enable_input_d);
+    return tcgen05_mma<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), disable_output_lane, enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of tcgen05_mma: form number * 256 + support class, by
+// The 100 forms of tcgen05_mma: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_forms3_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000*\000\000+\000\000,\000"
-        "\000-\000\000.\000\000P\001\000Q\001\000R\001\000S\001\000T\001\000z\001"
-        "\000{\001\000|\001\000}\001\000~\001";
+        "\000\000\000\001\001\000\001\002\000\001\003\000\001\004\000\000\005\000\001\006\000\001\007\000"
+        "\001\010\000\001\011\000\000\012\000\001\013\000\001\014\000\001\015\000\001\016\000\000\017\000"
+        "\001\020\000\001\021\000\001\022\000\001\023\000\000\024\000\001\025\000\001\026\000\001\027\000"
+        "\001\030\000\000\322\000\001\323\000\001\324\000\001\325\000\001\326\000\000\327\000\001\330\000"
+        "\001\331\000\001\332\000\001\333\000\000\334\000\001\335\000\001\336\000\001\337\000\001\340\000"
+        "\000\341\000\001\342\000\001\343\000\001\344\000\001\345\000\000\346\000\001\347\000\001\350\000"
+        "\001\351\000\001\352\000\000\220\006\001\221\006\001\222\006\001\223\006\001\224\006\000\225\006"
+        "\001\226\006\001\227\006\001\230\006\001\231\006\000\232\006\001\233\006\001\234\006\001\235\006"
+        "\001\236\006\000\237\006\001\240\006\001\241\006\001\242\006\001\243\006\000\244\006\001\245\006"
+        "\001\246\006\001\247\006\001\250\006\000b\007\001c\007\001d\007\001e\007\001f\007"
+        "\000g\007\001h\007\001i\007\001j\007\001k\007\000l\007\001m\007\001n\007"
+        "\001o\007\001p\007\000q\007\001r\007\001s\007\001t\007\001u\007\000v\007"
+        "\001w\007\001x\007\001y\007\001z\007";
     static constexpr gate gates[] = {
         {0xd8600ull, 0, 86},
+        {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
@@ -529,6 +600,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -539,7 +611,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, Ptxg
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -550,17 +622,17 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert((!(PtxgenAshift)),
                   "ptxgen: tcgen05.mma: .ashift needs the A matrix in Tensor Memory ([a-tmem])");
     static_assert((((PtxgenKind == tcgen05_mma_kind::f16 || PtxgenKind == tcgen05_mma_kind::tf32))),
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
-    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
+    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -574,7 +646,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
 }
 
 // tcgen05_mma with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_desc,
@@ -598,37 +670,69 @@ PTXGEN_PTX_DEVICE void tcgen05_mma(
     detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), disable_output_lane, enable_input_d, scale_input_d);
+    return tcgen05_mma<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), disable_output_lane, enable_input_d, scale_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 80 forms of tcgen05_mma_tmem: form number * 256 + support class, by
+// The 336 forms of tcgen05_mma_tmem: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_forms4_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000\025\000\000\030\000\000\031\000"
-        "\000*\000\000+\000\000,\000\000-\000\000.\000\000\?\000\000B\000\000C\000"
-        "\000T\000\000U\000\000V\000\000W\000\000X\000\000i\000\000l\000\000m\000"
-        "\001~\000\001\177\000\001\200\000\001\201\000\001\202\000\001\223\000\001\226\000\001\227\000"
-        "\002&\001\002'\001\002(\001\002)\001\002*\001\002;\001\002>\001\002\?\001"
-        "\000P\001\000Q\001\000R\001\000S\001\000T\001\000e\001\000h\001\000i\001"
-        "\000z\001\000{\001\000|\001\000}\001\000~\001\000\217\001\000\222\001\000\223\001"
-        "\000\244\001\000\245\001\000\246\001\000\247\001\000\250\001\000\271\001\000\274\001\000\275\001"
-        "\001\316\001\001\317\001\001\320\001\001\321\001\001\322\001\001\343\001\001\346\001\001\347\001"
-        "\002v\002\002w\002\002x\002\002y\002\002z\002\002\213\002\002\216\002\002\217\002";
+        "\000\000\000\001\001\000\001\002\000\001\003\000\001\004\000\000\005\000\001\006\000\001\007\000"
+        "\001\010\000\001\011\000\000\012\000\001\013\000\001\014\000\001\015\000\001\016\000\000\017\000"
+        "\001\020\000\001\021\000\001\022\000\001\023\000\000\024\000\001\025\000\001\026\000\001\027\000"
+        "\001\030\000\000i\000\001j\000\001k\000\001l\000\001m\000\000x\000\001y\000"
+        "\001z\000\001{\000\001|\000\000}\000\001~\000\001\177\000\001\200\000\001\201\000"
+        "\000\322\000\001\323\000\001\324\000\001\325\000\001\326\000\000\327\000\001\330\000\001\331\000"
+        "\001\332\000\001\333\000\000\334\000\001\335\000\001\336\000\001\337\000\001\340\000\000\341\000"
+        "\001\342\000\001\343\000\001\344\000\001\345\000\000\346\000\001\347\000\001\350\000\001\351\000"
+        "\001\352\000\000;\001\001<\001\001=\001\001>\001\001\?\001\000J\001\001K\001"
+        "\001L\001\001M\001\001N\001\000O\001\001P\001\001Q\001\001R\001\001S\001"
+        "\000\244\001\001\245\001\001\246\001\001\247\001\001\250\001\000\251\001\001\252\001\001\253\001"
+        "\001\254\001\001\255\001\000\256\001\001\257\001\001\260\001\001\261\001\001\262\001\000\263\001"
+        "\001\264\001\001\265\001\001\266\001\001\267\001\000\270\001\001\271\001\001\272\001\001\273\001"
+        "\001\274\001\000\015\002\001\016\002\001\017\002\001\020\002\001\021\002\000\034\002\001\035\002"
+        "\001\036\002\001\037\002\001 \002\000!\002\001\"\002\001#\002\001$\002\001%\002"
+        "\002v\002\002{\002\002\200\002\002\205\002\002\212\002\002\337\002\002\356\002\002\363\002"
+        "\001\276\005\001\277\005\001\300\005\001\301\005\001\302\005\001\303\005\001\304\005\001\305\005"
+        "\001\306\005\001\307\005\001\310\005\001\311\005\001\312\005\001\313\005\001\314\005\001\315\005"
+        "\001\316\005\001\317\005\001\320\005\001\321\005\001\322\005\001\323\005\001\324\005\001\325\005"
+        "\001\326\005\001'\006\001(\006\001)\006\001*\006\001+\006\0016\006\0017\006"
+        "\0018\006\0019\006\001:\006\001;\006\001<\006\001=\006\001>\006\001\?\006"
+        "\000\220\006\001\221\006\001\222\006\001\223\006\001\224\006\000\225\006\001\226\006\001\227\006"
+        "\001\230\006\001\231\006\000\232\006\001\233\006\001\234\006\001\235\006\001\236\006\000\237\006"
+        "\001\240\006\001\241\006\001\242\006\001\243\006\000\244\006\001\245\006\001\246\006\001\247\006"
+        "\001\250\006\000\371\006\001\372\006\001\373\006\001\374\006\001\375\006\000\010\007\001\011\007"
+        "\001\012\007\001\013\007\001\014\007\000\015\007\001\016\007\001\017\007\001\020\007\001\021\007"
+        "\000b\007\001c\007\001d\007\001e\007\001f\007\000g\007\001h\007\001i\007"
+        "\001j\007\001k\007\000l\007\001m\007\001n\007\001o\007\001p\007\000q\007"
+        "\001r\007\001s\007\001t\007\001u\007\000v\007\001w\007\001x\007\001y\007"
+        "\001z\007\000\313\007\001\314\007\001\315\007\001\316\007\001\317\007\000\332\007\001\333\007"
+        "\001\334\007\001\335\007\001\336\007\000\337\007\001\340\007\001\341\007\001\342\007\001\343\007"
+        "\0004\010\0015\010\0016\010\0017\010\0018\010\0009\010\001:\010\001;\010"
+        "\001<\010\001=\010\000>\010\001\?\010\001@\010\001A\010\001B\010\000C\010"
+        "\001D\010\001E\010\001F\010\001G\010\000H\010\001I\010\001J\010\001K\010"
+        "\001L\010\000\235\010\001\236\010\001\237\010\001\240\010\001\241\010\000\254\010\001\255\010"
+        "\001\256\010\001\257\010\001\260\010\000\261\010\001\262\010\001\263\010\001\264\010\001\265\010"
+        "\002\006\011\002\013\011\002\020\011\002\025\011\002\032\011\002o\011\002~\011\002\203\011"
+        "\001N\014\001O\014\001P\014\001Q\014\001R\014\001S\014\001T\014\001U\014"
+        "\001V\014\001W\014\001X\014\001Y\014\001Z\014\001[\014\001\\\014\001]\014"
+        "\001^\014\001_\014\001`\014\001a\014\001b\014\001c\014\001d\014\001e\014"
+        "\001f\014\001\267\014\001\270\014\001\271\014\001\272\014\001\273\014\001\306\014\001\307\014"
+        "\001\310\014\001\311\014\001\312\014\001\313\014\001\314\014\001\315\014\001\316\014\001\317\014";
     static constexpr gate gates[] = {
         {0x6db600ull, 0, 86},
-        {0x201200ull, 0, 86},
         {0xc0000ull, 0, 94},
+        {0x201200ull, 0, 86},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
         &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
     };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
@@ -647,6 +751,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -655,7 +760,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,
@@ -664,9 +769,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms4_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms4_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -679,7 +784,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 }
 
 // tcgen05_mma_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_tmem,
@@ -699,27 +804,45 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), enable_input_d);
+    return tcgen05_mma_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 32 forms of tcgen05_mma_tmem: form number * 256 + support class, by
+// The 160 forms of tcgen05_mma_tmem: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_forms5_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000\025\000\000\030\000\000\031\000"
-        "\000*\000\000+\000\000,\000\000-\000\000.\000\000\?\000\000B\000\000C\000"
-        "\000P\001\000Q\001\000R\001\000S\001\000T\001\000e\001\000h\001\000i\001"
-        "\000z\001\000{\001\000|\001\000}\001\000~\001\000\217\001\000\222\001\000\223\001";
+        "\000\000\000\001\001\000\001\002\000\001\003\000\001\004\000\000\005\000\001\006\000\001\007\000"
+        "\001\010\000\001\011\000\000\012\000\001\013\000\001\014\000\001\015\000\001\016\000\000\017\000"
+        "\001\020\000\001\021\000\001\022\000\001\023\000\000\024\000\001\025\000\001\026\000\001\027\000"
+        "\001\030\000\000i\000\001j\000\001k\000\001l\000\001m\000\000x\000\001y\000"
+        "\001z\000\001{\000\001|\000\000}\000\001~\000\001\177\000\001\200\000\001\201\000"
+        "\000\322\000\001\323\000\001\324\000\001\325\000\001\326\000\000\327\000\001\330\000\001\331\000"
+        "\001\332\000\001\333\000\000\334\000\001\335\000\001\336\000\001\337\000\001\340\000\000\341\000"
+        "\001\342\000\001\343\000\001\344\000\001\345\000\000\346\000\001\347\000\001\350\000\001\351\000"
+        "\001\352\000\000;\001\001<\001\001=\001\001>\001\001\?\001\000J\001\001K\001"
+        "\001L\001\001M\001\001N\001\000O\001\001P\001\001Q\001\001R\001\001S\001"
+        "\000\220\006\001\221\006\001\222\006\001\223\006\001\224\006\000\225\006\001\226\006\001\227\006"
+        "\001\230\006\001\231\006\000\232\006\001\233\006\001\234\006\001\235\006\001\236\006\000\237\006"
+        "\001\240\006\001\241\006\001\242\006\001\243\006\000\244\006\001\245\006\001\246\006\001\247\006"
+        "\001\250\006\000\371\006\001\372\006\001\373\006\001\374\006\001\375\006\000\010\007\001\011\007"
+        "\001\012\007\001\013\007\001\014\007\000\015\007\001\016\007\001\017\007\001\020\007\001\021\007"
+        "\000b\007\001c\007\001d\007\001e\007\001f\007\000g\007\001h\007\001i\007"
+        "\001j\007\001k\007\000l\007\001m\007\001n\007\001o\007\001p\007\000q\007"
+        "\001r\007\001s\007\001t\007\001u\007\000v\007\001w\007\001x\007\001y\007"
+        "\001z\007\000\313\007\001\314\007\001\315\007\001\316\007\001\317\007\000\332\007\001\333\007"
+        "\001\334\007\001\335\007\001\336\007\000\337\007\001\340\007\001\341\007\001\342\007\001\343\007";
     static constexpr gate gates[] = {
         {0xd8600ull, 0, 86},
+        {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
@@ -738,6 +861,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -747,7 +871,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, long long PtxgenScaleInputD>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,
@@ -757,12 +881,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms5_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms5_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert((((PtxgenKind == tcgen05_mma_kind::f16 || PtxgenKind == tcgen05_mma_kind::tf32))),
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
-    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
+    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -776,7 +900,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 }
 
 // tcgen05_mma_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, long long PtxgenScaleInputD, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_tmem,
@@ -797,37 +921,69 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), enable_input_d, scale_input_d);
+    return tcgen05_mma_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), enable_input_d, scale_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 80 forms of tcgen05_mma_tmem: form number * 256 + support class, by
+// The 336 forms of tcgen05_mma_tmem: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_forms6_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000\025\000\000\030\000\000\031\000"
-        "\000*\000\000+\000\000,\000\000-\000\000.\000\000\?\000\000B\000\000C\000"
-        "\000T\000\000U\000\000V\000\000W\000\000X\000\000i\000\000l\000\000m\000"
-        "\001~\000\001\177\000\001\200\000\001\201\000\001\202\000\001\223\000\001\226\000\001\227\000"
-        "\002&\001\002'\001\002(\001\002)\001\002*\001\002;\001\002>\001\002\?\001"
-        "\000P\001\000Q\001\000R\001\000S\001\000T\001\000e\001\000h\001\000i\001"
-        "\000z\001\000{\001\000|\001\000}\001\000~\001\000\217\001\000\222\001\000\223\001"
-        "\000\244\001\000\245\001\000\246\001\000\247\001\000\250\001\000\271\001\000\274\001\000\275\001"
-        "\001\316\001\001\317\001\001\320\001\001\321\001\001\322\001\001\343\001\001\346\001\001\347\001"
-        "\002v\002\002w\002\002x\002\002y\002\002z\002\002\213\002\002\216\002\002\217\002";
+        "\000\000\000\001\001\000\001\002\000\001\003\000\001\004\000\000\005\000\001\006\000\001\007\000"
+        "\001\010\000\001\011\000\000\012\000\001\013\000\001\014\000\001\015\000\001\016\000\000\017\000"
+        "\001\020\000\001\021\000\001\022\000\001\023\000\000\024\000\001\025\000\001\026\000\001\027\000"
+        "\001\030\000\000i\000\001j\000\001k\000\001l\000\001m\000\000x\000\001y\000"
+        "\001z\000\001{\000\001|\000\000}\000\001~\000\001\177\000\001\200\000\001\201\000"
+        "\000\322\000\001\323\000\001\324\000\001\325\000\001\326\000\000\327\000\001\330\000\001\331\000"
+        "\001\332\000\001\333\000\000\334\000\001\335\000\001\336\000\001\337\000\001\340\000\000\341\000"
+        "\001\342\000\001\343\000\001\344\000\001\345\000\000\346\000\001\347\000\001\350\000\001\351\000"
+        "\001\352\000\000;\001\001<\001\001=\001\001>\001\001\?\001\000J\001\001K\001"
+        "\001L\001\001M\001\001N\001\000O\001\001P\001\001Q\001\001R\001\001S\001"
+        "\000\244\001\001\245\001\001\246\001\001\247\001\001\250\001\000\251\001\001\252\001\001\253\001"
+        "\001\254\001\001\255\001\000\256\001\001\257\001\001\260\001\001\261\001\001\262\001\000\263\001"
+        "\001\264\001\001\265\001\001\266\001\001\267\001\000\270\001\001\271\001\001\272\001\001\273\001"
+        "\001\274\001\000\015\002\001\016\002\001\017\002\001\020\002\001\021\002\000\034\002\001\035\002"
+        "\001\036\002\001\037\002\001 \002\000!\002\001\"\002\001#\002\001$\002\001%\002"
+        "\002v\002\002{\002\002\200\002\002\205\002\002\212\002\002\337\002\002\356\002\002\363\002"
+        "\001\276\005\001\277\005\001\300\005\001\301\005\001\302\005\001\303\005\001\304\005\001\305\005"
+        "\001\306\005\001\307\005\001\310\005\001\311\005\001\312\005\001\313\005\001\314\005\001\315\005"
+        "\001\316\005\001\317\005\001\320\005\001\321\005\001\322\005\001\323\005\001\324\005\001\325\005"
+        "\001\326\005\001'\006\001(\006\001)\006\001*\006\001+\006\0016\006\0017\006"
+        "\0018\006\0019\006\001:\006\001;\006\001<\006\001=\006\001>\006\001\?\006"
+        "\000\220\006\001\221\006\001\222\006\001\223\006\001\224\006\000\225\006\001\226\006\001\227\006"
+        "\001\230\006\001\231\006\000\232\006\001\233\006\001\234\006\001\235\006\001\236\006\000\237\006"
+        "\001\240\006\001\241\006\001\242\006\001\243\006\000\244\006\001\245\006\001\246\006\001\247\006"
+        "\001\250\006\000\371\006\001\372\006\001\373\006\001\374\006\001\375\006\000\010\007\001\011\007"
+        "\001\012\007\001\013\007\001\014\007\000\015\007\001\016\007\001\017\007\001\020\007\001\021\007"
+        "\000b\007\001c\007\001d\007\001e\007\001f\007\000g\007\001h\007\001i\007"
+        "\001j\007\001k\007\000l\007\001m\007\001n\007\001o\007\001p\007\000q\007"
+        "\001r\007\001s\007\001t\007\001u\007\000v\007\001w\007\001x\007\001y\007"
+        "\001z\007\000\313\007\001\314\007\001\315\007\001\316\007\001\317\007\000\332\007\001\333\007"
+        "\001\334\007\001\335\007\001\336\007\000\337\007\001\340\007\001\341\007\001\342\007\001\343\007"
+        "\0004\010\0015\010\0016\010\0017\010\0018\010\0009\010\001:\010\001;\010"
+        "\001<\010\001=\010\000>\010\001\?\010\001@\010\001A\010\001B\010\000C\010"
+        "\001D\010\001E\010\001F\010\001G\010\000H\010\001I\010\001J\010\001K\010"
+        "\001L\010\000\235\010\001\236\010\001\237\010\001\240\010\001\241\010\000\254\010\001\255\010"
+        "\001\256\010\001\257\010\001\260\010\000\261\010\001\262\010\001\263\010\001\264\010\001\265\010"
+        "\002\006\011\002\013\011\002\020\011\002\025\011\002\032\011\002o\011\002~\011\002\203\011"
+        "\001N\014\001O\014\001P\014\001Q\014\001R\014\001S\014\001T\014\001U\014"
+        "\001V\014\001W\014\001X\014\001Y\014\001Z\014\001[\014\001\\\014\001]\014"
+        "\001^\014\001_\014\001`\014\001a\014\001b\014\001c\014\001d\014\001e\014"
+        "\001f\014\001\267\014\001\270\014\001\271\014\001\272\014\001\273\014\001\306\014\001\307\014"
+        "\001\310\014\001\311\014\001\312\014\001\313\014\001\314\014\001\315\014\001\316\014\001\317\014";
     static constexpr gate gates[] = {
         {0x6db600ull, 0, 86},
-        {0x201200ull, 0, 86},
         {0xc0000ull, 0, 94},
+        {0x201200ull, 0, 86},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
         &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
     };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
@@ -846,6 +1002,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -855,7 +1012,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,
@@ -865,11 +1022,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms6_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms6_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -883,7 +1040,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 }
 
 // tcgen05_mma_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_tmem,
@@ -904,27 +1061,45 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), disable_output_lane, enable_input_d);
+    return tcgen05_mma_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), disable_output_lane, enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 32 forms of tcgen05_mma_tmem: form number * 256 + support class, by
+// The 160 forms of tcgen05_mma_tmem: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_forms7_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000\025\000\000\030\000\000\031\000"
-        "\000*\000\000+\000\000,\000\000-\000\000.\000\000\?\000\000B\000\000C\000"
-        "\000P\001\000Q\001\000R\001\000S\001\000T\001\000e\001\000h\001\000i\001"
-        "\000z\001\000{\001\000|\001\000}\001\000~\001\000\217\001\000\222\001\000\223\001";
+        "\000\000\000\001\001\000\001\002\000\001\003\000\001\004\000\000\005\000\001\006\000\001\007\000"
+        "\001\010\000\001\011\000\000\012\000\001\013\000\001\014\000\001\015\000\001\016\000\000\017\000"
+        "\001\020\000\001\021\000\001\022\000\001\023\000\000\024\000\001\025\000\001\026\000\001\027\000"
+        "\001\030\000\000i\000\001j\000\001k\000\001l\000\001m\000\000x\000\001y\000"
+        "\001z\000\001{\000\001|\000\000}\000\001~\000\001\177\000\001\200\000\001\201\000"
+        "\000\322\000\001\323\000\001\324\000\001\325\000\001\326\000\000\327\000\001\330\000\001\331\000"
+        "\001\332\000\001\333\000\000\334\000\001\335\000\001\336\000\001\337\000\001\340\000\000\341\000"
+        "\001\342\000\001\343\000\001\344\000\001\345\000\000\346\000\001\347\000\001\350\000\001\351\000"
+        "\001\352\000\000;\001\001<\001\001=\001\001>\001\001\?\001\000J\001\001K\001"
+        "\001L\001\001M\001\001N\001\000O\001\001P\001\001Q\001\001R\001\001S\001"
+        "\000\220\006\001\221\006\001\222\006\001\223\006\001\224\006\000\225\006\001\226\006\001\227\006"
+        "\001\230\006\001\231\006\000\232\006\001\233\006\001\234\006\001\235\006\001\236\006\000\237\006"
+        "\001\240\006\001\241\006\001\242\006\001\243\006\000\244\006\001\245\006\001\246\006\001\247\006"
+        "\001\250\006\000\371\006\001\372\006\001\373\006\001\374\006\001\375\006\000\010\007\001\011\007"
+        "\001\012\007\001\013\007\001\014\007\000\015\007\001\016\007\001\017\007\001\020\007\001\021\007"
+        "\000b\007\001c\007\001d\007\001e\007\001f\007\000g\007\001h\007\001i\007"
+        "\001j\007\001k\007\000l\007\001m\007\001n\007\001o\007\001p\007\000q\007"
+        "\001r\007\001s\007\001t\007\001u\007\000v\007\001w\007\001x\007\001y\007"
+        "\001z\007\000\313\007\001\314\007\001\315\007\001\316\007\001\317\007\000\332\007\001\333\007"
+        "\001\334\007\001\335\007\001\336\007\000\337\007\001\340\007\001\341\007\001\342\007\001\343\007";
     static constexpr gate gates[] = {
         {0xd8600ull, 0, 86},
+        {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
@@ -943,6 +1118,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -953,7 +1129,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, Ptxg
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,
@@ -964,15 +1140,15 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms7_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_forms7_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert((((PtxgenKind == tcgen05_mma_kind::f16 || PtxgenKind == tcgen05_mma_kind::tf32))),
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
-    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
+    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -986,7 +1162,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
 }
 
 // tcgen05_mma_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_tmem,
@@ -1008,40 +1184,94 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(
     detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), disable_output_lane, enable_input_d, scale_input_d);
+    return tcgen05_mma_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), disable_output_lane, enable_input_d, scale_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 100 forms of tcgen05_mma_block_scale: form number * 256 + support class, by
+// The 500 forms of tcgen05_mma_block_scale: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_block_scale_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\370\001\000\371\001\000\372\001\000\373\001\000\374\001\001\015\002\001\016\002\001\017\002"
-        "\001\020\002\001\021\002\002a\002\002b\002\002c\002\002d\002\002e\002\000v\002"
-        "\000w\002\000x\002\000y\002\000z\002\001\240\002\001\241\002\001\242\002\001\243\002"
-        "\001\244\002\002\337\002\002\340\002\002\341\002\002\342\002\002\343\002\003\036\003\003\037\003"
-        "\003 \003\003!\003\003\"\003\0033\003\0034\003\0035\003\0036\003\0037\003"
-        "\002H\003\002I\003\002J\003\002K\003\002L\003\002]\003\002^\003\002_\003"
-        "\002`\003\002a\003\000\350\005\000\351\005\000\352\005\000\353\005\000\354\005\001\375\005"
-        "\001\376\005\001\377\005\001\000\006\001\001\006\002Q\006\002R\006\002S\006\002T\006"
-        "\002U\006\000f\006\000g\006\000h\006\000i\006\000j\006\001\220\006\001\221\006"
-        "\001\222\006\001\223\006\001\224\006\002\317\006\002\320\006\002\321\006\002\322\006\002\323\006"
-        "\003\016\007\003\017\007\003\020\007\003\021\007\003\022\007\003#\007\003$\007\003%\007"
-        "\003&\007\003'\007\0028\007\0029\007\002:\007\002;\007\002<\007\002M\007"
-        "\002N\007\002O\007\002P\007\002Q\007";
+        "\000\330\011\001\331\011\001\332\011\001\333\011\001\334\011\000\335\011\001\336\011\001\337\011"
+        "\001\340\011\001\341\011\000\342\011\001\343\011\001\344\011\001\345\011\001\346\011\000\347\011"
+        "\001\350\011\001\351\011\001\352\011\001\353\011\000\354\011\001\355\011\001\356\011\001\357\011"
+        "\001\360\011\002A\012\003B\012\003C\012\003D\012\003E\012\002F\012\003G\012"
+        "\003H\012\003I\012\003J\012\002K\012\003L\012\003M\012\003N\012\003O\012"
+        "\002P\012\003Q\012\003R\012\003S\012\003T\012\002U\012\003V\012\003W\012"
+        "\003X\012\003Y\012\004\345\013\001\346\013\001\347\013\001\350\013\001\351\013\004\352\013"
+        "\001\353\013\001\354\013\001\355\013\001\356\013\004\357\013\001\360\013\001\361\013\001\362\013"
+        "\001\363\013\004\364\013\001\365\013\001\366\013\001\367\013\001\370\013\004\371\013\001\372\013"
+        "\001\373\013\001\374\013\001\375\013\000N\014\001O\014\001P\014\001Q\014\001R\014"
+        "\000S\014\001T\014\001U\014\001V\014\001W\014\000X\014\001Y\014\001Z\014"
+        "\001[\014\001\\\014\000]\014\001^\014\001_\014\001`\014\001a\014\000b\014"
+        "\001c\014\001d\014\001e\014\001f\014\002 \015\003!\015\003\"\015\003#\015"
+        "\003$\015\002%\015\003&\015\003'\015\003(\015\003)\015\002*\015\003+\015"
+        "\003,\015\003-\015\003.\015\002/\015\0030\015\0031\015\0032\015\0033\015"
+        "\0024\015\0035\015\0036\015\0037\015\0038\015\004[\016\001\\\016\001]\016"
+        "\001^\016\001_\016\004`\016\001a\016\001b\016\001c\016\001d\016\004e\016"
+        "\001f\016\001g\016\001h\016\001i\016\004j\016\001k\016\001l\016\001m\016"
+        "\001n\016\004o\016\001p\016\001q\016\001r\016\001s\016\005\226\017\003\227\017"
+        "\003\230\017\003\231\017\003\232\017\005\233\017\003\234\017\003\235\017\003\236\017\003\237\017"
+        "\005\240\017\003\241\017\003\242\017\003\243\017\003\244\017\005\245\017\003\246\017\003\247\017"
+        "\003\250\017\003\251\017\005\252\017\003\253\017\003\254\017\003\255\017\003\256\017\005\377\017"
+        "\003\000\020\003\001\020\003\002\020\003\003\020\005\004\020\003\005\020\003\006\020\003\007\020"
+        "\003\010\020\005\011\020\003\012\020\003\013\020\003\014\020\003\015\020\005\016\020\003\017\020"
+        "\003\020\020\003\021\020\003\022\020\005\023\020\003\024\020\003\025\020\003\026\020\003\027\020"
+        "\004h\020\001i\020\001j\020\001k\020\001l\020\004m\020\001n\020\001o\020"
+        "\001p\020\001q\020\004r\020\001s\020\001t\020\001u\020\001v\020\004w\020"
+        "\001x\020\001y\020\001z\020\001{\020\004|\020\001}\020\001~\020\001\177\020"
+        "\001\200\020\004\321\020\001\322\020\001\323\020\001\324\020\001\325\020\004\326\020\001\327\020"
+        "\001\330\020\001\331\020\001\332\020\004\333\020\001\334\020\001\335\020\001\336\020\001\337\020"
+        "\004\340\020\001\341\020\001\342\020\001\343\020\001\344\020\004\345\020\001\346\020\001\347\020"
+        "\001\350\020\001\351\020\000\210\035\001\211\035\001\212\035\001\213\035\001\214\035\000\215\035"
+        "\001\216\035\001\217\035\001\220\035\001\221\035\000\222\035\001\223\035\001\224\035\001\225\035"
+        "\001\226\035\000\227\035\001\230\035\001\231\035\001\232\035\001\233\035\000\234\035\001\235\035"
+        "\001\236\035\001\237\035\001\240\035\002\361\035\003\362\035\003\363\035\003\364\035\003\365\035"
+        "\002\366\035\003\367\035\003\370\035\003\371\035\003\372\035\002\373\035\003\374\035\003\375\035"
+        "\003\376\035\003\377\035\002\000\036\003\001\036\003\002\036\003\003\036\003\004\036\002\005\036"
+        "\003\006\036\003\007\036\003\010\036\003\011\036\004\225\037\001\226\037\001\227\037\001\230\037"
+        "\001\231\037\004\232\037\001\233\037\001\234\037\001\235\037\001\236\037\004\237\037\001\240\037"
+        "\001\241\037\001\242\037\001\243\037\004\244\037\001\245\037\001\246\037\001\247\037\001\250\037"
+        "\004\251\037\001\252\037\001\253\037\001\254\037\001\255\037\000\376\037\001\377\037\001\000 "
+        "\001\001 \001\002 \000\003 \001\004 \001\005 \001\006 \001\007 \000\010 "
+        "\001\011 \001\012 \001\013 \001\014 \000\015 \001\016 \001\017 \001\020 "
+        "\001\021 \000\022 \001\023 \001\024 \001\025 \001\026 \002\320 \003\321 "
+        "\003\322 \003\323 \003\324 \002\325 \003\326 \003\327 \003\330 \003\331 "
+        "\002\332 \003\333 \003\334 \003\335 \003\336 \002\337 \003\340 \003\341 "
+        "\003\342 \003\343 \002\344 \003\345 \003\346 \003\347 \003\350 \004\013\""
+        "\001\014\"\001\015\"\001\016\"\001\017\"\004\020\"\001\021\"\001\022\"\001\023\""
+        "\001\024\"\004\025\"\001\026\"\001\027\"\001\030\"\001\031\"\004\032\"\001\033\""
+        "\001\034\"\001\035\"\001\036\"\004\037\"\001 \"\001!\"\001\"\"\001#\""
+        "\005F#\003G#\003H#\003I#\003J#\005K#\003L#\003M#"
+        "\003N#\003O#\005P#\003Q#\003R#\003S#\003T#\005U#"
+        "\003V#\003W#\003X#\003Y#\005Z#\003[#\003\\#\003]#"
+        "\003^#\005\257#\003\260#\003\261#\003\262#\003\263#\005\264#\003\265#"
+        "\003\266#\003\267#\003\270#\005\271#\003\272#\003\273#\003\274#\003\275#"
+        "\005\276#\003\277#\003\300#\003\301#\003\302#\005\303#\003\304#\003\305#"
+        "\003\306#\003\307#\004\030$\001\031$\001\032$\001\033$\001\034$\004\035$"
+        "\001\036$\001\037$\001 $\001!$\004\"$\001#$\001$$\001%$"
+        "\001&$\004'$\001($\001)$\001*$\001+$\004,$\001-$"
+        "\001.$\001/$\0010$\004\201$\001\202$\001\203$\001\204$\001\205$"
+        "\004\206$\001\207$\001\210$\001\211$\001\212$\004\213$\001\214$\001\215$"
+        "\001\216$\001\217$\004\220$\001\221$\001\222$\001\223$\001\224$\004\225$"
+        "\001\226$\001\227$\001\230$\001\231$";
     static constexpr gate gates[] = {
         {0x6db600ull, 0, 86},
+        {0xc0000ull, 0, 94},
         {0x249200ull, 0, 86},
+        {0x40000ull, 0, 94},
         {0x6db600ull, 0, 88},
         {0x249200ull, 0, 87},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_107a_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
         &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
     };
@@ -1062,6 +1292,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms0(PtxgenA0 d_tmem, PtxgenA1 
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -1072,7 +1303,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms0(PtxgenA0 d_tmem, PtxgenA1 
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -1083,9 +1314,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_block_scale_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_block_scale_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_block_scale_checks<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_block_scale_checks<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1098,7 +1329,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
 }
 
 // tcgen05_mma_block_scale with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_desc,
@@ -1124,40 +1355,94 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(
     detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, PtxgenScaleVectorsize, false, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_block_scale<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
+    return tcgen05_mma_block_scale<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 100 forms of tcgen05_mma_block_scale_tmem: form number * 256 + support class, by
+// The 500 forms of tcgen05_mma_block_scale_tmem: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_block_scale_forms1_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\370\001\000\371\001\000\372\001\000\373\001\000\374\001\001\015\002\001\016\002\001\017\002"
-        "\001\020\002\001\021\002\002a\002\002b\002\002c\002\002d\002\002e\002\000v\002"
-        "\000w\002\000x\002\000y\002\000z\002\001\240\002\001\241\002\001\242\002\001\243\002"
-        "\001\244\002\002\337\002\002\340\002\002\341\002\002\342\002\002\343\002\003\036\003\003\037\003"
-        "\003 \003\003!\003\003\"\003\0033\003\0034\003\0035\003\0036\003\0037\003"
-        "\002H\003\002I\003\002J\003\002K\003\002L\003\002]\003\002^\003\002_\003"
-        "\002`\003\002a\003\000\350\005\000\351\005\000\352\005\000\353\005\000\354\005\001\375\005"
-        "\001\376\005\001\377\005\001\000\006\001\001\006\002Q\006\002R\006\002S\006\002T\006"
-        "\002U\006\000f\006\000g\006\000h\006\000i\006\000j\006\001\220\006\001\221\006"
-        "\001\222\006\001\223\006\001\224\006\002\317\006\002\320\006\002\321\006\002\322\006\002\323\006"
-        "\003\016\007\003\017\007\003\020\007\003\021\007\003\022\007\003#\007\003$\007\003%\007"
-        "\003&\007\003'\007\0028\007\0029\007\002:\007\002;\007\002<\007\002M\007"
-        "\002N\007\002O\007\002P\007\002Q\007";
+        "\000\330\011\001\331\011\001\332\011\001\333\011\001\334\011\000\335\011\001\336\011\001\337\011"
+        "\001\340\011\001\341\011\000\342\011\001\343\011\001\344\011\001\345\011\001\346\011\000\347\011"
+        "\001\350\011\001\351\011\001\352\011\001\353\011\000\354\011\001\355\011\001\356\011\001\357\011"
+        "\001\360\011\002A\012\003B\012\003C\012\003D\012\003E\012\002F\012\003G\012"
+        "\003H\012\003I\012\003J\012\002K\012\003L\012\003M\012\003N\012\003O\012"
+        "\002P\012\003Q\012\003R\012\003S\012\003T\012\002U\012\003V\012\003W\012"
+        "\003X\012\003Y\012\004\345\013\001\346\013\001\347\013\001\350\013\001\351\013\004\352\013"
+        "\001\353\013\001\354\013\001\355\013\001\356\013\004\357\013\001\360\013\001\361\013\001\362\013"
+        "\001\363\013\004\364\013\001\365\013\001\366\013\001\367\013\001\370\013\004\371\013\001\372\013"
+        "\001\373\013\001\374\013\001\375\013\000N\014\001O\014\001P\014\001Q\014\001R\014"
+        "\000S\014\001T\014\001U\014\001V\014\001W\014\000X\014\001Y\014\001Z\014"
+        "\001[\014\001\\\014\000]\014\001^\014\001_\014\001`\014\001a\014\000b\014"
+        "\001c\014\001d\014\001e\014\001f\014\002 \015\003!\015\003\"\015\003#\015"
+        "\003$\015\002%\015\003&\015\003'\015\003(\015\003)\015\002*\015\003+\015"
+        "\003,\015\003-\015\003.\015\002/\015\0030\015\0031\015\0032\015\0033\015"
+        "\0024\015\0035\015\0036\015\0037\015\0038\015\004[\016\001\\\016\001]\016"
+        "\001^\016\001_\016\004`\016\001a\016\001b\016\001c\016\001d\016\004e\016"
+        "\001f\016\001g\016\001h\016\001i\016\004j\016\001k\016\001l\016\001m\016"
+        "\001n\016\004o\016\001p\016\001q\016\001r\016\001s\016\005\226\017\003\227\017"
+        "\003\230\017\003\231\017\003\232\017\005\233\017\003\234\017\003\235\017\003\236\017\003\237\017"
+        "\005\240\017\003\241\017\003\242\017\003\243\017\003\244\017\005\245\017\003\246\017\003\247\017"
+        "\003\250\017\003\251\017\005\252\017\003\253\017\003\254\017\003\255\017\003\256\017\005\377\017"
+        "\003\000\020\003\001\020\003\002\020\003\003\020\005\004\020\003\005\020\003\006\020\003\007\020"
+        "\003\010\020\005\011\020\003\012\020\003\013\020\003\014\020\003\015\020\005\016\020\003\017\020"
+        "\003\020\020\003\021\020\003\022\020\005\023\020\003\024\020\003\025\020\003\026\020\003\027\020"
+        "\004h\020\001i\020\001j\020\001k\020\001l\020\004m\020\001n\020\001o\020"
+        "\001p\020\001q\020\004r\020\001s\020\001t\020\001u\020\001v\020\004w\020"
+        "\001x\020\001y\020\001z\020\001{\020\004|\020\001}\020\001~\020\001\177\020"
+        "\001\200\020\004\321\020\001\322\020\001\323\020\001\324\020\001\325\020\004\326\020\001\327\020"
+        "\001\330\020\001\331\020\001\332\020\004\333\020\001\334\020\001\335\020\001\336\020\001\337\020"
+        "\004\340\020\001\341\020\001\342\020\001\343\020\001\344\020\004\345\020\001\346\020\001\347\020"
+        "\001\350\020\001\351\020\000\210\035\001\211\035\001\212\035\001\213\035\001\214\035\000\215\035"
+        "\001\216\035\001\217\035\001\220\035\001\221\035\000\222\035\001\223\035\001\224\035\001\225\035"
+        "\001\226\035\000\227\035\001\230\035\001\231\035\001\232\035\001\233\035\000\234\035\001\235\035"
+        "\001\236\035\001\237\035\001\240\035\002\361\035\003\362\035\003\363\035\003\364\035\003\365\035"
+        "\002\366\035\003\367\035\003\370\035\003\371\035\003\372\035\002\373\035\003\374\035\003\375\035"
+        "\003\376\035\003\377\035\002\000\036\003\001\036\003\002\036\003\003\036\003\004\036\002\005\036"
+        "\003\006\036\003\007\036\003\010\036\003\011\036\004\225\037\001\226\037\001\227\037\001\230\037"
+        "\001\231\037\004\232\037\001\233\037\001\234\037\001\235\037\001\236\037\004\237\037\001\240\037"
+        "\001\241\037\001\242\037\001\243\037\004\244\037\001\245\037\001\246\037\001\247\037\001\250\037"
+        "\004\251\037\001\252\037\001\253\037\001\254\037\001\255\037\000\376\037\001\377\037\001\000 "
+        "\001\001 \001\002 \000\003 \001\004 \001\005 \001\006 \001\007 \000\010 "
+        "\001\011 \001\012 \001\013 \001\014 \000\015 \001\016 \001\017 \001\020 "
+        "\001\021 \000\022 \001\023 \001\024 \001\025 \001\026 \002\320 \003\321 "
+        "\003\322 \003\323 \003\324 \002\325 \003\326 \003\327 \003\330 \003\331 "
+        "\002\332 \003\333 \003\334 \003\335 \003\336 \002\337 \003\340 \003\341 "
+        "\003\342 \003\343 \002\344 \003\345 \003\346 \003\347 \003\350 \004\013\""
+        "\001\014\"\001\015\"\001\016\"\001\017\"\004\020\"\001\021\"\001\022\"\001\023\""
+        "\001\024\"\004\025\"\001\026\"\001\027\"\001\030\"\001\031\"\004\032\"\001\033\""
+        "\001\034\"\001\035\"\001\036\"\004\037\"\001 \"\001!\"\001\"\"\001#\""
+        "\005F#\003G#\003H#\003I#\003J#\005K#\003L#\003M#"
+        "\003N#\003O#\005P#\003Q#\003R#\003S#\003T#\005U#"
+        "\003V#\003W#\003X#\003Y#\005Z#\003[#\003\\#\003]#"
+        "\003^#\005\257#\003\260#\003\261#\003\262#\003\263#\005\264#\003\265#"
+        "\003\266#\003\267#\003\270#\005\271#\003\272#\003\273#\003\274#\003\275#"
+        "\005\276#\003\277#\003\300#\003\301#\003\302#\005\303#\003\304#\003\305#"
+        "\003\306#\003\307#\004\030$\001\031$\001\032$\001\033$\001\034$\004\035$"
+        "\001\036$\001\037$\001 $\001!$\004\"$\001#$\001$$\001%$"
+        "\001&$\004'$\001($\001)$\001*$\001+$\004,$\001-$"
+        "\001.$\001/$\0010$\004\201$\001\202$\001\203$\001\204$\001\205$"
+        "\004\206$\001\207$\001\210$\001\211$\001\212$\004\213$\001\214$\001\215$"
+        "\001\216$\001\217$\004\220$\001\221$\001\222$\001\223$\001\224$\004\225$"
+        "\001\226$\001\227$\001\230$\001\231$";
     static constexpr gate gates[] = {
         {0x6db600ull, 0, 86},
+        {0xc0000ull, 0, 94},
         {0x249200ull, 0, 86},
+        {0x40000ull, 0, 94},
         {0x6db600ull, 0, 88},
         {0x249200ull, 0, 87},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_107a_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
         &ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
     };
@@ -1178,6 +1463,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -1188,7 +1474,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_forms1(PtxgenA0 d_tmem, PtxgenA1 
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,
@@ -1199,9 +1485,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_block_scale_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_block_scale_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_block_scale_checks<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_block_scale_checks<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1214,7 +1500,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
 }
 
 // tcgen05_mma_block_scale_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_tmem,
@@ -1238,7 +1524,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
     detail::tcgen05_mma_idesc_check<PtxgenDesc3, PtxgenCtaGroup, PtxgenKind, false, false, PtxgenScaleVectorsize, false, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_block_scale_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
+    return tcgen05_mma_block_scale_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
 }
 
 // This wrapper's forms are on fewer targets than the file's: elsewhere, its refusing
@@ -1248,13 +1534,17 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of tcgen05_mma_decompress: form number * 256 + support class, by
+// The 50 forms of tcgen05_mma_decompress: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_decompress_forms0_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\025\000\026\000\027\000\030\000\031";
+        "\000\000\000\001\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013"
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023\000\024\000\025\000\026\000\027"
+        "\000\030\000i\000j\000k\000l\000m\000n\000o\000p\000q\000r\000s"
+        "\000t\000u\000v\000w\000x\000y\000z\000{\000|\000}\000~\000\177"
+        "\000\200\000\201";
     static constexpr gate gates[] = {
         {0xc0000ull, 0, 94},
     };
@@ -1276,6 +1566,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -1285,7 +1576,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms0(PtxgenA0 d_tmem, PtxgenA1 a
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -1295,9 +1586,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_decompress_forms0_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_decompress_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_decompress_checks<PtxgenCtaGroup, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_decompress_checks<PtxgenCtaGroup, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1310,7 +1601,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
 }
 
 // tcgen05_mma_decompress with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_desc,
@@ -1334,19 +1625,23 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, false, false, tcgen05_mma_scale_vectorsize::none, false, true>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_decompress<PtxgenCtaGroup, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), enable_input_d);
+    return tcgen05_mma_decompress<PtxgenCtaGroup, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of tcgen05_mma_decompress: form number * 256 + support class, by
+// The 50 forms of tcgen05_mma_decompress: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_decompress_forms1_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\025\000\026\000\027\000\030\000\031";
+        "\000\000\000\001\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013"
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023\000\024\000\025\000\026\000\027"
+        "\000\030\000i\000j\000k\000l\000m\000n\000o\000p\000q\000r\000s"
+        "\000t\000u\000v\000w\000x\000y\000z\000{\000|\000}\000~\000\177"
+        "\000\200\000\201";
     static constexpr gate gates[] = {
         {0xc0000ull, 0, 94},
     };
@@ -1368,6 +1663,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -1378,7 +1674,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms1(PtxgenA0 d_tmem, PtxgenA1 a
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -1389,11 +1685,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_decompress_forms1_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_decompress_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_decompress_checks<PtxgenCtaGroup, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_decompress_checks<PtxgenCtaGroup, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage, PtxgenCollectorB));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1407,7 +1703,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
 }
 
 // tcgen05_mma_decompress with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_desc,
@@ -1432,19 +1728,23 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, false, false, tcgen05_mma_scale_vectorsize::none, false, true>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_decompress<PtxgenCtaGroup, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d);
+    return tcgen05_mma_decompress<PtxgenCtaGroup, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of tcgen05_mma_decompress_tmem: form number * 256 + support class, by
+// The 50 forms of tcgen05_mma_decompress_tmem: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_decompress_forms2_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\025\000\026\000\027\000\030\000\031";
+        "\000\000\000\001\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013"
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023\000\024\000\025\000\026\000\027"
+        "\000\030\000i\000j\000k\000l\000m\000n\000o\000p\000q\000r\000s"
+        "\000t\000u\000v\000w\000x\000y\000z\000{\000|\000}\000~\000\177"
+        "\000\200\000\201";
     static constexpr gate gates[] = {
         {0xc0000ull, 0, 94},
     };
@@ -1466,6 +1766,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms2(PtxgenA0 d_tmem, PtxgenA1 a
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -1475,7 +1776,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms2(PtxgenA0 d_tmem, PtxgenA1 a
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,
@@ -1485,9 +1786,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_decompress_forms2_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_decompress_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_decompress_checks<PtxgenCtaGroup, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_decompress_checks<PtxgenCtaGroup, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1500,7 +1801,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
 }
 
 // tcgen05_mma_decompress_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_tmem,
@@ -1522,19 +1823,23 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, false, false, tcgen05_mma_scale_vectorsize::none, false, true>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_decompress_tmem<PtxgenCtaGroup, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), enable_input_d);
+    return tcgen05_mma_decompress_tmem<PtxgenCtaGroup, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 10 forms of tcgen05_mma_decompress_tmem: form number * 256 + support class, by
+// The 50 forms of tcgen05_mma_decompress_tmem: form number * 256 + support class, by
 // number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_decompress_forms3_table {
     static constexpr int width = 2;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\000\025\000\026\000\027\000\030\000\031";
+        "\000\000\000\001\000\002\000\003\000\004\000\005\000\006\000\007\000\010\000\011\000\012\000\013"
+        "\000\014\000\015\000\016\000\017\000\020\000\021\000\022\000\023\000\024\000\025\000\026\000\027"
+        "\000\030\000i\000j\000k\000l\000m\000n\000o\000p\000q\000r\000s"
+        "\000t\000u\000v\000w\000x\000y\000z\000{\000|\000}\000~\000\177"
+        "\000\200\000\201";
     static constexpr gate gates[] = {
         {0xc0000ull, 0, 94},
     };
@@ -1556,6 +1861,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms3(PtxgenA0 d_tmem, PtxgenA1 a
  * Template parameters:
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -1566,7 +1872,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_forms3(PtxgenA0 d_tmem, PtxgenA1 a
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,
@@ -1577,11 +1883,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_decompress_forms3_table, detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_decompress_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_decompress_checks<PtxgenCtaGroup, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_decompress_checks<PtxgenCtaGroup, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage, PtxgenCollectorB));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -1595,7 +1901,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
 }
 
 // tcgen05_mma_decompress_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_tmem,
@@ -1618,7 +1924,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, false, false, tcgen05_mma_scale_vectorsize::none, false, true>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_decompress_tmem<PtxgenCtaGroup, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d);
+    return tcgen05_mma_decompress_tmem<PtxgenCtaGroup, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d);
 }
 #else
 template <auto... PtxgenQ>
@@ -1634,15 +1940,31 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::hos
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 30 forms of tcgen05_mma_block_scale_decompress: form number * 256 + support class, by
-// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// The 150 forms of tcgen05_mma_block_scale_decompress: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_block_scale_decompress_forms0_table {
-    static constexpr int width = 2;
+    static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\001\025\001\026\001\027\001\030\001\031\000i\000j"
-        "\000k\000l\000m\000~\000\177\000\200\000\201\000\202\001\223\001\224\001\225\001\226"
-        "\001\227\000\347\000\350\000\351\000\352\000\353";
+        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000\005\000\000\006\000\000\007\000"
+        "\000\010\000\000\011\000\000\012\000\000\013\000\000\014\000\000\015\000\000\016\000\000\017\000"
+        "\000\020\000\000\021\000\000\022\000\000\023\000\000\024\000\000\025\000\000\026\000\000\027\000"
+        "\000\030\000\001i\000\001j\000\001k\000\001l\000\001m\000\001n\000\001o\000"
+        "\001p\000\001q\000\001r\000\001s\000\001t\000\001u\000\001v\000\001w\000"
+        "\001x\000\001y\000\001z\000\001{\000\001|\000\001}\000\001~\000\001\177\000"
+        "\001\200\000\001\201\000\000\015\002\000\016\002\000\017\002\000\020\002\000\021\002\000\022\002"
+        "\000\023\002\000\024\002\000\025\002\000\026\002\000\027\002\000\030\002\000\031\002\000\032\002"
+        "\000\033\002\000\034\002\000\035\002\000\036\002\000\037\002\000 \002\000!\002\000\"\002"
+        "\000#\002\000$\002\000%\002\000v\002\000w\002\000x\002\000y\002\000z\002"
+        "\000{\002\000|\002\000}\002\000~\002\000\177\002\000\200\002\000\201\002\000\202\002"
+        "\000\203\002\000\204\002\000\205\002\000\206\002\000\207\002\000\210\002\000\211\002\000\212\002"
+        "\000\213\002\000\214\002\000\215\002\000\216\002\001\337\002\001\340\002\001\341\002\001\342\002"
+        "\001\343\002\001\344\002\001\345\002\001\346\002\001\347\002\001\350\002\001\351\002\001\352\002"
+        "\001\353\002\001\354\002\001\355\002\001\356\002\001\357\002\001\360\002\001\361\002\001\362\002"
+        "\001\363\002\001\364\002\001\365\002\001\366\002\001\367\002\000\203\004\000\204\004\000\205\004"
+        "\000\206\004\000\207\004\000\210\004\000\211\004\000\212\004\000\213\004\000\214\004\000\215\004"
+        "\000\216\004\000\217\004\000\220\004\000\221\004\000\222\004\000\223\004\000\224\004\000\225\004"
+        "\000\226\004\000\227\004\000\230\004\000\231\004\000\232\004\000\233\004";
     static constexpr gate gates[] = {
         {0xc0000ull, 0, 94},
         {0x40000ull, 0, 94},
@@ -1667,6 +1989,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms0(PtxgenA0 d_tmem
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -1678,7 +2001,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms0(PtxgenA0 d_tmem
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -1690,9 +2013,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_block_scale_decompress_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_block_scale_decompress_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_block_scale_decompress_checks<PtxgenCtaGroup, PtxgenScaleVectorsize, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_block_scale_decompress_checks<PtxgenCtaGroup, PtxgenScaleVectorsize, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1705,7 +2028,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
 }
 
 // tcgen05_mma_block_scale_decompress with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, class PtxgenDesc6, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5, PtxgenDesc6>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, class PtxgenDesc6, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5, PtxgenDesc6>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_desc,
@@ -1733,21 +2056,37 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::mxf8f6f4, false, false, PtxgenScaleVectorsize, false, true>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_block_scale_decompress<PtxgenCtaGroup, PtxgenScaleVectorsize, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
+    return tcgen05_mma_block_scale_decompress<PtxgenCtaGroup, PtxgenScaleVectorsize, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 30 forms of tcgen05_mma_block_scale_decompress_tmem: form number * 256 + support class, by
-// number (2 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
+// The 150 forms of tcgen05_mma_block_scale_decompress_tmem: form number * 256 + support class, by
+// number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_block_scale_decompress_forms1_table {
-    static constexpr int width = 2;
+    static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\001\000\002\000\003\000\004\001\025\001\026\001\027\001\030\001\031\000i\000j"
-        "\000k\000l\000m\000~\000\177\000\200\000\201\000\202\001\223\001\224\001\225\001\226"
-        "\001\227\000\347\000\350\000\351\000\352\000\353";
+        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000\005\000\000\006\000\000\007\000"
+        "\000\010\000\000\011\000\000\012\000\000\013\000\000\014\000\000\015\000\000\016\000\000\017\000"
+        "\000\020\000\000\021\000\000\022\000\000\023\000\000\024\000\000\025\000\000\026\000\000\027\000"
+        "\000\030\000\001i\000\001j\000\001k\000\001l\000\001m\000\001n\000\001o\000"
+        "\001p\000\001q\000\001r\000\001s\000\001t\000\001u\000\001v\000\001w\000"
+        "\001x\000\001y\000\001z\000\001{\000\001|\000\001}\000\001~\000\001\177\000"
+        "\001\200\000\001\201\000\000\015\002\000\016\002\000\017\002\000\020\002\000\021\002\000\022\002"
+        "\000\023\002\000\024\002\000\025\002\000\026\002\000\027\002\000\030\002\000\031\002\000\032\002"
+        "\000\033\002\000\034\002\000\035\002\000\036\002\000\037\002\000 \002\000!\002\000\"\002"
+        "\000#\002\000$\002\000%\002\000v\002\000w\002\000x\002\000y\002\000z\002"
+        "\000{\002\000|\002\000}\002\000~\002\000\177\002\000\200\002\000\201\002\000\202\002"
+        "\000\203\002\000\204\002\000\205\002\000\206\002\000\207\002\000\210\002\000\211\002\000\212\002"
+        "\000\213\002\000\214\002\000\215\002\000\216\002\001\337\002\001\340\002\001\341\002\001\342\002"
+        "\001\343\002\001\344\002\001\345\002\001\346\002\001\347\002\001\350\002\001\351\002\001\352\002"
+        "\001\353\002\001\354\002\001\355\002\001\356\002\001\357\002\001\360\002\001\361\002\001\362\002"
+        "\001\363\002\001\364\002\001\365\002\001\366\002\001\367\002\000\203\004\000\204\004\000\205\004"
+        "\000\206\004\000\207\004\000\210\004\000\211\004\000\212\004\000\213\004\000\214\004\000\215\004"
+        "\000\216\004\000\217\004\000\220\004\000\221\004\000\222\004\000\223\004\000\224\004\000\225\004"
+        "\000\226\004\000\227\004\000\230\004\000\231\004\000\232\004\000\233\004";
     static constexpr gate gates[] = {
         {0xc0000ull, 0, 94},
         {0x40000ull, 0, 94},
@@ -1772,6 +2111,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms1(PtxgenA0 d_tmem
  *   PtxgenCtaGroup: cta_group (1, 2). the MMA runs on this CTA's Tensor Memory (1) or on this CTA's and its peer CTA's (2)
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -1783,7 +2123,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_forms1(PtxgenA0 d_tmem
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,
@@ -1795,9 +2135,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_block_scale_decompress_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_block_scale_decompress_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_block_scale_decompress_checks<PtxgenCtaGroup, PtxgenScaleVectorsize, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_block_scale_decompress_checks<PtxgenCtaGroup, PtxgenScaleVectorsize, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -1810,7 +2150,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
 }
 
 // tcgen05_mma_block_scale_decompress_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, class PtxgenDesc6, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5, PtxgenDesc6>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, class PtxgenDesc6, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5, PtxgenDesc6>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_tmem,
@@ -1836,7 +2176,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, tcgen05_mma_kind::mxf8f6f4, false, false, PtxgenScaleVectorsize, false, true>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_block_scale_decompress_tmem<PtxgenCtaGroup, PtxgenScaleVectorsize, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
+    return tcgen05_mma_block_scale_decompress_tmem<PtxgenCtaGroup, PtxgenScaleVectorsize, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(lut_tmem), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
 }
 #else
 template <auto... PtxgenQ>
@@ -1848,28 +2188,48 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(detail::host_arg,
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 50 forms of tcgen05_mma_sp: form number * 256 + support class, by
+// The 210 forms of tcgen05_mma_sp: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_sp_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000*\000\000+\000\000,\000"
-        "\000-\000\000.\000\000T\000\000U\000\000V\000\000W\000\000X\000\001~\000"
-        "\001\177\000\001\200\000\001\201\000\001\202\000\002&\001\002'\001\002(\001\002)\001"
-        "\002*\001\000P\001\000Q\001\000R\001\000S\001\000T\001\000z\001\000{\001"
-        "\000|\001\000}\001\000~\001\000\244\001\000\245\001\000\246\001\000\247\001\000\250\001"
-        "\001\316\001\001\317\001\001\320\001\001\321\001\001\322\001\002v\002\002w\002\002x\002"
-        "\002y\002\002z\002";
+        "\000\000\000\001\001\000\001\002\000\001\003\000\001\004\000\000\005\000\001\006\000\001\007\000"
+        "\001\010\000\001\011\000\000\012\000\001\013\000\001\014\000\001\015\000\001\016\000\000\017\000"
+        "\001\020\000\001\021\000\001\022\000\001\023\000\000\024\000\001\025\000\001\026\000\001\027\000"
+        "\001\030\000\000\322\000\001\323\000\001\324\000\001\325\000\001\326\000\000\327\000\001\330\000"
+        "\001\331\000\001\332\000\001\333\000\000\334\000\001\335\000\001\336\000\001\337\000\001\340\000"
+        "\000\341\000\001\342\000\001\343\000\001\344\000\001\345\000\000\346\000\001\347\000\001\350\000"
+        "\001\351\000\001\352\000\000\244\001\001\245\001\001\246\001\001\247\001\001\250\001\000\251\001"
+        "\001\252\001\001\253\001\001\254\001\001\255\001\000\256\001\001\257\001\001\260\001\001\261\001"
+        "\001\262\001\000\263\001\001\264\001\001\265\001\001\266\001\001\267\001\000\270\001\001\271\001"
+        "\001\272\001\001\273\001\001\274\001\002v\002\002{\002\002\200\002\002\205\002\002\212\002"
+        "\001\276\005\001\277\005\001\300\005\001\301\005\001\302\005\001\303\005\001\304\005\001\305\005"
+        "\001\306\005\001\307\005\001\310\005\001\311\005\001\312\005\001\313\005\001\314\005\001\315\005"
+        "\001\316\005\001\317\005\001\320\005\001\321\005\001\322\005\001\323\005\001\324\005\001\325\005"
+        "\001\326\005\000\220\006\001\221\006\001\222\006\001\223\006\001\224\006\000\225\006\001\226\006"
+        "\001\227\006\001\230\006\001\231\006\000\232\006\001\233\006\001\234\006\001\235\006\001\236\006"
+        "\000\237\006\001\240\006\001\241\006\001\242\006\001\243\006\000\244\006\001\245\006\001\246\006"
+        "\001\247\006\001\250\006\000b\007\001c\007\001d\007\001e\007\001f\007\000g\007"
+        "\001h\007\001i\007\001j\007\001k\007\000l\007\001m\007\001n\007\001o\007"
+        "\001p\007\000q\007\001r\007\001s\007\001t\007\001u\007\000v\007\001w\007"
+        "\001x\007\001y\007\001z\007\0004\010\0015\010\0016\010\0017\010\0018\010"
+        "\0009\010\001:\010\001;\010\001<\010\001=\010\000>\010\001\?\010\001@\010"
+        "\001A\010\001B\010\000C\010\001D\010\001E\010\001F\010\001G\010\000H\010"
+        "\001I\010\001J\010\001K\010\001L\010\002\006\011\002\013\011\002\020\011\002\025\011"
+        "\002\032\011\001N\014\001O\014\001P\014\001Q\014\001R\014\001S\014\001T\014"
+        "\001U\014\001V\014\001W\014\001X\014\001Y\014\001Z\014\001[\014\001\\\014"
+        "\001]\014\001^\014\001_\014\001`\014\001a\014\001b\014\001c\014\001d\014"
+        "\001e\014\001f\014";
     static constexpr gate gates[] = {
         {0x6db600ull, 0, 86},
-        {0x201200ull, 0, 86},
         {0xc0000ull, 0, 94},
+        {0x201200ull, 0, 86},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
         &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
     };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
@@ -1888,6 +2248,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -1897,7 +2258,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -1907,9 +2268,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert((!(PtxgenAshift)),
                   "ptxgen: tcgen05.mma: .ashift needs the A matrix in Tensor Memory ([a-tmem])");
     static_assert(ptxgen_f::cls >= 0,
@@ -1924,7 +2285,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 }
 
 // tcgen05_mma_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_desc,
@@ -1948,26 +2309,38 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_sp<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), enable_input_d);
+    return tcgen05_mma_sp<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of tcgen05_mma_sp: form number * 256 + support class, by
+// The 100 forms of tcgen05_mma_sp: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_sp_forms1_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000*\000\000+\000\000,\000"
-        "\000-\000\000.\000\000P\001\000Q\001\000R\001\000S\001\000T\001\000z\001"
-        "\000{\001\000|\001\000}\001\000~\001";
+        "\000\000\000\001\001\000\001\002\000\001\003\000\001\004\000\000\005\000\001\006\000\001\007\000"
+        "\001\010\000\001\011\000\000\012\000\001\013\000\001\014\000\001\015\000\001\016\000\000\017\000"
+        "\001\020\000\001\021\000\001\022\000\001\023\000\000\024\000\001\025\000\001\026\000\001\027\000"
+        "\001\030\000\000\322\000\001\323\000\001\324\000\001\325\000\001\326\000\000\327\000\001\330\000"
+        "\001\331\000\001\332\000\001\333\000\000\334\000\001\335\000\001\336\000\001\337\000\001\340\000"
+        "\000\341\000\001\342\000\001\343\000\001\344\000\001\345\000\000\346\000\001\347\000\001\350\000"
+        "\001\351\000\001\352\000\000\220\006\001\221\006\001\222\006\001\223\006\001\224\006\000\225\006"
+        "\001\226\006\001\227\006\001\230\006\001\231\006\000\232\006\001\233\006\001\234\006\001\235\006"
+        "\001\236\006\000\237\006\001\240\006\001\241\006\001\242\006\001\243\006\000\244\006\001\245\006"
+        "\001\246\006\001\247\006\001\250\006\000b\007\001c\007\001d\007\001e\007\001f\007"
+        "\000g\007\001h\007\001i\007\001j\007\001k\007\000l\007\001m\007\001n\007"
+        "\001o\007\001p\007\000q\007\001r\007\001s\007\001t\007\001u\007\000v\007"
+        "\001w\007\001x\007\001y\007\001z\007";
     static constexpr gate gates[] = {
         {0xd8600ull, 0, 86},
+        {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
@@ -1986,6 +2359,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -1996,7 +2370,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, long long PtxgenScaleInputD>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -2007,14 +2381,14 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert((!(PtxgenAshift)),
                   "ptxgen: tcgen05.mma: .ashift needs the A matrix in Tensor Memory ([a-tmem])");
     static_assert((((PtxgenKind == tcgen05_mma_kind::f16 || PtxgenKind == tcgen05_mma_kind::tf32))),
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
-    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
+    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2028,7 +2402,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 }
 
 // tcgen05_mma_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, long long PtxgenScaleInputD, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_desc,
@@ -2053,34 +2427,54 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_sp<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), enable_input_d, scale_input_d);
+    return tcgen05_mma_sp<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), enable_input_d, scale_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 50 forms of tcgen05_mma_sp: form number * 256 + support class, by
+// The 210 forms of tcgen05_mma_sp: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_sp_forms2_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000*\000\000+\000\000,\000"
-        "\000-\000\000.\000\000T\000\000U\000\000V\000\000W\000\000X\000\001~\000"
-        "\001\177\000\001\200\000\001\201\000\001\202\000\002&\001\002'\001\002(\001\002)\001"
-        "\002*\001\000P\001\000Q\001\000R\001\000S\001\000T\001\000z\001\000{\001"
-        "\000|\001\000}\001\000~\001\000\244\001\000\245\001\000\246\001\000\247\001\000\250\001"
-        "\001\316\001\001\317\001\001\320\001\001\321\001\001\322\001\002v\002\002w\002\002x\002"
-        "\002y\002\002z\002";
+        "\000\000\000\001\001\000\001\002\000\001\003\000\001\004\000\000\005\000\001\006\000\001\007\000"
+        "\001\010\000\001\011\000\000\012\000\001\013\000\001\014\000\001\015\000\001\016\000\000\017\000"
+        "\001\020\000\001\021\000\001\022\000\001\023\000\000\024\000\001\025\000\001\026\000\001\027\000"
+        "\001\030\000\000\322\000\001\323\000\001\324\000\001\325\000\001\326\000\000\327\000\001\330\000"
+        "\001\331\000\001\332\000\001\333\000\000\334\000\001\335\000\001\336\000\001\337\000\001\340\000"
+        "\000\341\000\001\342\000\001\343\000\001\344\000\001\345\000\000\346\000\001\347\000\001\350\000"
+        "\001\351\000\001\352\000\000\244\001\001\245\001\001\246\001\001\247\001\001\250\001\000\251\001"
+        "\001\252\001\001\253\001\001\254\001\001\255\001\000\256\001\001\257\001\001\260\001\001\261\001"
+        "\001\262\001\000\263\001\001\264\001\001\265\001\001\266\001\001\267\001\000\270\001\001\271\001"
+        "\001\272\001\001\273\001\001\274\001\002v\002\002{\002\002\200\002\002\205\002\002\212\002"
+        "\001\276\005\001\277\005\001\300\005\001\301\005\001\302\005\001\303\005\001\304\005\001\305\005"
+        "\001\306\005\001\307\005\001\310\005\001\311\005\001\312\005\001\313\005\001\314\005\001\315\005"
+        "\001\316\005\001\317\005\001\320\005\001\321\005\001\322\005\001\323\005\001\324\005\001\325\005"
+        "\001\326\005\000\220\006\001\221\006\001\222\006\001\223\006\001\224\006\000\225\006\001\226\006"
+        "\001\227\006\001\230\006\001\231\006\000\232\006\001\233\006\001\234\006\001\235\006\001\236\006"
+        "\000\237\006\001\240\006\001\241\006\001\242\006\001\243\006\000\244\006\001\245\006\001\246\006"
+        "\001\247\006\001\250\006\000b\007\001c\007\001d\007\001e\007\001f\007\000g\007"
+        "\001h\007\001i\007\001j\007\001k\007\000l\007\001m\007\001n\007\001o\007"
+        "\001p\007\000q\007\001r\007\001s\007\001t\007\001u\007\000v\007\001w\007"
+        "\001x\007\001y\007\001z\007\0004\010\0015\010\0016\010\0017\010\0018\010"
+        "\0009\010\001:\010\001;\010\001<\010\001=\010\000>\010\001\?\010\001@\010"
+        "\001A\010\001B\010\000C\010\001D\010\001E\010\001F\010\001G\010\000H\010"
+        "\001I\010\001J\010\001K\010\001L\010\002\006\011\002\013\011\002\020\011\002\025\011"
+        "\002\032\011\001N\014\001O\014\001P\014\001Q\014\001R\014\001S\014\001T\014"
+        "\001U\014\001V\014\001W\014\001X\014\001Y\014\001Z\014\001[\014\001\\\014"
+        "\001]\014\001^\014\001_\014\001`\014\001a\014\001b\014\001c\014\001d\014"
+        "\001e\014\001f\014";
     static constexpr gate gates[] = {
         {0x6db600ull, 0, 86},
-        {0x201200ull, 0, 86},
         {0xc0000ull, 0, 94},
+        {0x201200ull, 0, 86},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
         &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
     };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
@@ -2099,6 +2493,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -2109,7 +2504,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -2120,13 +2515,13 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms2_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert((!(PtxgenAshift)),
                   "ptxgen: tcgen05.mma: .ashift needs the A matrix in Tensor Memory ([a-tmem])");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2140,7 +2535,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 }
 
 // tcgen05_mma_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_desc,
@@ -2165,26 +2560,38 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_sp<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d);
+    return tcgen05_mma_sp<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 20 forms of tcgen05_mma_sp: form number * 256 + support class, by
+// The 100 forms of tcgen05_mma_sp: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_sp_forms3_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000*\000\000+\000\000,\000"
-        "\000-\000\000.\000\000P\001\000Q\001\000R\001\000S\001\000T\001\000z\001"
-        "\000{\001\000|\001\000}\001\000~\001";
+        "\000\000\000\001\001\000\001\002\000\001\003\000\001\004\000\000\005\000\001\006\000\001\007\000"
+        "\001\010\000\001\011\000\000\012\000\001\013\000\001\014\000\001\015\000\001\016\000\000\017\000"
+        "\001\020\000\001\021\000\001\022\000\001\023\000\000\024\000\001\025\000\001\026\000\001\027\000"
+        "\001\030\000\000\322\000\001\323\000\001\324\000\001\325\000\001\326\000\000\327\000\001\330\000"
+        "\001\331\000\001\332\000\001\333\000\000\334\000\001\335\000\001\336\000\001\337\000\001\340\000"
+        "\000\341\000\001\342\000\001\343\000\001\344\000\001\345\000\000\346\000\001\347\000\001\350\000"
+        "\001\351\000\001\352\000\000\220\006\001\221\006\001\222\006\001\223\006\001\224\006\000\225\006"
+        "\001\226\006\001\227\006\001\230\006\001\231\006\000\232\006\001\233\006\001\234\006\001\235\006"
+        "\001\236\006\000\237\006\001\240\006\001\241\006\001\242\006\001\243\006\000\244\006\001\245\006"
+        "\001\246\006\001\247\006\001\250\006\000b\007\001c\007\001d\007\001e\007\001f\007"
+        "\000g\007\001h\007\001i\007\001j\007\001k\007\000l\007\001m\007\001n\007"
+        "\001o\007\001p\007\000q\007\001r\007\001s\007\001t\007\001u\007\000v\007"
+        "\001w\007\001x\007\001y\007\001z\007";
     static constexpr gate gates[] = {
         {0xd8600ull, 0, 86},
+        {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
@@ -2203,6 +2610,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -2214,7 +2622,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -2226,17 +2634,17 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms3_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert((!(PtxgenAshift)),
                   "ptxgen: tcgen05.mma: .ashift needs the A matrix in Tensor Memory ([a-tmem])");
     static_assert((((PtxgenKind == tcgen05_mma_kind::f16 || PtxgenKind == tcgen05_mma_kind::tf32))),
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
-    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
+    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2250,7 +2658,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
 }
 
 // tcgen05_mma_sp with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_desc,
@@ -2276,37 +2684,69 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp(
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_sp<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d, scale_input_d);
+    return tcgen05_mma_sp<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d, scale_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 80 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by
+// The 336 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_sp_forms4_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000\025\000\000\030\000\000\031\000"
-        "\000*\000\000+\000\000,\000\000-\000\000.\000\000\?\000\000B\000\000C\000"
-        "\000T\000\000U\000\000V\000\000W\000\000X\000\000i\000\000l\000\000m\000"
-        "\001~\000\001\177\000\001\200\000\001\201\000\001\202\000\001\223\000\001\226\000\001\227\000"
-        "\002&\001\002'\001\002(\001\002)\001\002*\001\002;\001\002>\001\002\?\001"
-        "\000P\001\000Q\001\000R\001\000S\001\000T\001\000e\001\000h\001\000i\001"
-        "\000z\001\000{\001\000|\001\000}\001\000~\001\000\217\001\000\222\001\000\223\001"
-        "\000\244\001\000\245\001\000\246\001\000\247\001\000\250\001\000\271\001\000\274\001\000\275\001"
-        "\001\316\001\001\317\001\001\320\001\001\321\001\001\322\001\001\343\001\001\346\001\001\347\001"
-        "\002v\002\002w\002\002x\002\002y\002\002z\002\002\213\002\002\216\002\002\217\002";
+        "\000\000\000\001\001\000\001\002\000\001\003\000\001\004\000\000\005\000\001\006\000\001\007\000"
+        "\001\010\000\001\011\000\000\012\000\001\013\000\001\014\000\001\015\000\001\016\000\000\017\000"
+        "\001\020\000\001\021\000\001\022\000\001\023\000\000\024\000\001\025\000\001\026\000\001\027\000"
+        "\001\030\000\000i\000\001j\000\001k\000\001l\000\001m\000\000x\000\001y\000"
+        "\001z\000\001{\000\001|\000\000}\000\001~\000\001\177\000\001\200\000\001\201\000"
+        "\000\322\000\001\323\000\001\324\000\001\325\000\001\326\000\000\327\000\001\330\000\001\331\000"
+        "\001\332\000\001\333\000\000\334\000\001\335\000\001\336\000\001\337\000\001\340\000\000\341\000"
+        "\001\342\000\001\343\000\001\344\000\001\345\000\000\346\000\001\347\000\001\350\000\001\351\000"
+        "\001\352\000\000;\001\001<\001\001=\001\001>\001\001\?\001\000J\001\001K\001"
+        "\001L\001\001M\001\001N\001\000O\001\001P\001\001Q\001\001R\001\001S\001"
+        "\000\244\001\001\245\001\001\246\001\001\247\001\001\250\001\000\251\001\001\252\001\001\253\001"
+        "\001\254\001\001\255\001\000\256\001\001\257\001\001\260\001\001\261\001\001\262\001\000\263\001"
+        "\001\264\001\001\265\001\001\266\001\001\267\001\000\270\001\001\271\001\001\272\001\001\273\001"
+        "\001\274\001\000\015\002\001\016\002\001\017\002\001\020\002\001\021\002\000\034\002\001\035\002"
+        "\001\036\002\001\037\002\001 \002\000!\002\001\"\002\001#\002\001$\002\001%\002"
+        "\002v\002\002{\002\002\200\002\002\205\002\002\212\002\002\337\002\002\356\002\002\363\002"
+        "\001\276\005\001\277\005\001\300\005\001\301\005\001\302\005\001\303\005\001\304\005\001\305\005"
+        "\001\306\005\001\307\005\001\310\005\001\311\005\001\312\005\001\313\005\001\314\005\001\315\005"
+        "\001\316\005\001\317\005\001\320\005\001\321\005\001\322\005\001\323\005\001\324\005\001\325\005"
+        "\001\326\005\001'\006\001(\006\001)\006\001*\006\001+\006\0016\006\0017\006"
+        "\0018\006\0019\006\001:\006\001;\006\001<\006\001=\006\001>\006\001\?\006"
+        "\000\220\006\001\221\006\001\222\006\001\223\006\001\224\006\000\225\006\001\226\006\001\227\006"
+        "\001\230\006\001\231\006\000\232\006\001\233\006\001\234\006\001\235\006\001\236\006\000\237\006"
+        "\001\240\006\001\241\006\001\242\006\001\243\006\000\244\006\001\245\006\001\246\006\001\247\006"
+        "\001\250\006\000\371\006\001\372\006\001\373\006\001\374\006\001\375\006\000\010\007\001\011\007"
+        "\001\012\007\001\013\007\001\014\007\000\015\007\001\016\007\001\017\007\001\020\007\001\021\007"
+        "\000b\007\001c\007\001d\007\001e\007\001f\007\000g\007\001h\007\001i\007"
+        "\001j\007\001k\007\000l\007\001m\007\001n\007\001o\007\001p\007\000q\007"
+        "\001r\007\001s\007\001t\007\001u\007\000v\007\001w\007\001x\007\001y\007"
+        "\001z\007\000\313\007\001\314\007\001\315\007\001\316\007\001\317\007\000\332\007\001\333\007"
+        "\001\334\007\001\335\007\001\336\007\000\337\007\001\340\007\001\341\007\001\342\007\001\343\007"
+        "\0004\010\0015\010\0016\010\0017\010\0018\010\0009\010\001:\010\001;\010"
+        "\001<\010\001=\010\000>\010\001\?\010\001@\010\001A\010\001B\010\000C\010"
+        "\001D\010\001E\010\001F\010\001G\010\000H\010\001I\010\001J\010\001K\010"
+        "\001L\010\000\235\010\001\236\010\001\237\010\001\240\010\001\241\010\000\254\010\001\255\010"
+        "\001\256\010\001\257\010\001\260\010\000\261\010\001\262\010\001\263\010\001\264\010\001\265\010"
+        "\002\006\011\002\013\011\002\020\011\002\025\011\002\032\011\002o\011\002~\011\002\203\011"
+        "\001N\014\001O\014\001P\014\001Q\014\001R\014\001S\014\001T\014\001U\014"
+        "\001V\014\001W\014\001X\014\001Y\014\001Z\014\001[\014\001\\\014\001]\014"
+        "\001^\014\001_\014\001`\014\001a\014\001b\014\001c\014\001d\014\001e\014"
+        "\001f\014\001\267\014\001\270\014\001\271\014\001\272\014\001\273\014\001\306\014\001\307\014"
+        "\001\310\014\001\311\014\001\312\014\001\313\014\001\314\014\001\315\014\001\316\014\001\317\014";
     static constexpr gate gates[] = {
         {0x6db600ull, 0, 86},
-        {0x201200ull, 0, 86},
         {0xc0000ull, 0, 94},
+        {0x201200ull, 0, 86},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
         &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
     };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
@@ -2325,6 +2765,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -2334,7 +2775,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms4(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,
@@ -2344,9 +2785,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms4_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms4_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2359,7 +2800,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 }
 
 // tcgen05_mma_sp_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_tmem,
@@ -2381,27 +2822,45 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_sp_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), enable_input_d);
+    return tcgen05_mma_sp_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 32 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by
+// The 160 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_sp_forms5_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000\025\000\000\030\000\000\031\000"
-        "\000*\000\000+\000\000,\000\000-\000\000.\000\000\?\000\000B\000\000C\000"
-        "\000P\001\000Q\001\000R\001\000S\001\000T\001\000e\001\000h\001\000i\001"
-        "\000z\001\000{\001\000|\001\000}\001\000~\001\000\217\001\000\222\001\000\223\001";
+        "\000\000\000\001\001\000\001\002\000\001\003\000\001\004\000\000\005\000\001\006\000\001\007\000"
+        "\001\010\000\001\011\000\000\012\000\001\013\000\001\014\000\001\015\000\001\016\000\000\017\000"
+        "\001\020\000\001\021\000\001\022\000\001\023\000\000\024\000\001\025\000\001\026\000\001\027\000"
+        "\001\030\000\000i\000\001j\000\001k\000\001l\000\001m\000\000x\000\001y\000"
+        "\001z\000\001{\000\001|\000\000}\000\001~\000\001\177\000\001\200\000\001\201\000"
+        "\000\322\000\001\323\000\001\324\000\001\325\000\001\326\000\000\327\000\001\330\000\001\331\000"
+        "\001\332\000\001\333\000\000\334\000\001\335\000\001\336\000\001\337\000\001\340\000\000\341\000"
+        "\001\342\000\001\343\000\001\344\000\001\345\000\000\346\000\001\347\000\001\350\000\001\351\000"
+        "\001\352\000\000;\001\001<\001\001=\001\001>\001\001\?\001\000J\001\001K\001"
+        "\001L\001\001M\001\001N\001\000O\001\001P\001\001Q\001\001R\001\001S\001"
+        "\000\220\006\001\221\006\001\222\006\001\223\006\001\224\006\000\225\006\001\226\006\001\227\006"
+        "\001\230\006\001\231\006\000\232\006\001\233\006\001\234\006\001\235\006\001\236\006\000\237\006"
+        "\001\240\006\001\241\006\001\242\006\001\243\006\000\244\006\001\245\006\001\246\006\001\247\006"
+        "\001\250\006\000\371\006\001\372\006\001\373\006\001\374\006\001\375\006\000\010\007\001\011\007"
+        "\001\012\007\001\013\007\001\014\007\000\015\007\001\016\007\001\017\007\001\020\007\001\021\007"
+        "\000b\007\001c\007\001d\007\001e\007\001f\007\000g\007\001h\007\001i\007"
+        "\001j\007\001k\007\000l\007\001m\007\001n\007\001o\007\001p\007\000q\007"
+        "\001r\007\001s\007\001t\007\001u\007\000v\007\001w\007\001x\007\001y\007"
+        "\001z\007\000\313\007\001\314\007\001\315\007\001\316\007\001\317\007\000\332\007\001\333\007"
+        "\001\334\007\001\335\007\001\336\007\000\337\007\001\340\007\001\341\007\001\342\007\001\343\007";
     static constexpr gate gates[] = {
         {0xd8600ull, 0, 86},
+        {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
@@ -2420,6 +2879,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -2430,7 +2890,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms5(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, long long PtxgenScaleInputD>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,
@@ -2441,12 +2901,12 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms5_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms5_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert((((PtxgenKind == tcgen05_mma_kind::f16 || PtxgenKind == tcgen05_mma_kind::tf32))),
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
-    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
+    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2460,7 +2920,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 }
 
 // tcgen05_mma_sp_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, long long PtxgenScaleInputD, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_tmem,
@@ -2483,37 +2943,69 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_sp_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), enable_input_d, scale_input_d);
+    return tcgen05_mma_sp_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), enable_input_d, scale_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 80 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by
+// The 336 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_sp_forms6_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000\025\000\000\030\000\000\031\000"
-        "\000*\000\000+\000\000,\000\000-\000\000.\000\000\?\000\000B\000\000C\000"
-        "\000T\000\000U\000\000V\000\000W\000\000X\000\000i\000\000l\000\000m\000"
-        "\001~\000\001\177\000\001\200\000\001\201\000\001\202\000\001\223\000\001\226\000\001\227\000"
-        "\002&\001\002'\001\002(\001\002)\001\002*\001\002;\001\002>\001\002\?\001"
-        "\000P\001\000Q\001\000R\001\000S\001\000T\001\000e\001\000h\001\000i\001"
-        "\000z\001\000{\001\000|\001\000}\001\000~\001\000\217\001\000\222\001\000\223\001"
-        "\000\244\001\000\245\001\000\246\001\000\247\001\000\250\001\000\271\001\000\274\001\000\275\001"
-        "\001\316\001\001\317\001\001\320\001\001\321\001\001\322\001\001\343\001\001\346\001\001\347\001"
-        "\002v\002\002w\002\002x\002\002y\002\002z\002\002\213\002\002\216\002\002\217\002";
+        "\000\000\000\001\001\000\001\002\000\001\003\000\001\004\000\000\005\000\001\006\000\001\007\000"
+        "\001\010\000\001\011\000\000\012\000\001\013\000\001\014\000\001\015\000\001\016\000\000\017\000"
+        "\001\020\000\001\021\000\001\022\000\001\023\000\000\024\000\001\025\000\001\026\000\001\027\000"
+        "\001\030\000\000i\000\001j\000\001k\000\001l\000\001m\000\000x\000\001y\000"
+        "\001z\000\001{\000\001|\000\000}\000\001~\000\001\177\000\001\200\000\001\201\000"
+        "\000\322\000\001\323\000\001\324\000\001\325\000\001\326\000\000\327\000\001\330\000\001\331\000"
+        "\001\332\000\001\333\000\000\334\000\001\335\000\001\336\000\001\337\000\001\340\000\000\341\000"
+        "\001\342\000\001\343\000\001\344\000\001\345\000\000\346\000\001\347\000\001\350\000\001\351\000"
+        "\001\352\000\000;\001\001<\001\001=\001\001>\001\001\?\001\000J\001\001K\001"
+        "\001L\001\001M\001\001N\001\000O\001\001P\001\001Q\001\001R\001\001S\001"
+        "\000\244\001\001\245\001\001\246\001\001\247\001\001\250\001\000\251\001\001\252\001\001\253\001"
+        "\001\254\001\001\255\001\000\256\001\001\257\001\001\260\001\001\261\001\001\262\001\000\263\001"
+        "\001\264\001\001\265\001\001\266\001\001\267\001\000\270\001\001\271\001\001\272\001\001\273\001"
+        "\001\274\001\000\015\002\001\016\002\001\017\002\001\020\002\001\021\002\000\034\002\001\035\002"
+        "\001\036\002\001\037\002\001 \002\000!\002\001\"\002\001#\002\001$\002\001%\002"
+        "\002v\002\002{\002\002\200\002\002\205\002\002\212\002\002\337\002\002\356\002\002\363\002"
+        "\001\276\005\001\277\005\001\300\005\001\301\005\001\302\005\001\303\005\001\304\005\001\305\005"
+        "\001\306\005\001\307\005\001\310\005\001\311\005\001\312\005\001\313\005\001\314\005\001\315\005"
+        "\001\316\005\001\317\005\001\320\005\001\321\005\001\322\005\001\323\005\001\324\005\001\325\005"
+        "\001\326\005\001'\006\001(\006\001)\006\001*\006\001+\006\0016\006\0017\006"
+        "\0018\006\0019\006\001:\006\001;\006\001<\006\001=\006\001>\006\001\?\006"
+        "\000\220\006\001\221\006\001\222\006\001\223\006\001\224\006\000\225\006\001\226\006\001\227\006"
+        "\001\230\006\001\231\006\000\232\006\001\233\006\001\234\006\001\235\006\001\236\006\000\237\006"
+        "\001\240\006\001\241\006\001\242\006\001\243\006\000\244\006\001\245\006\001\246\006\001\247\006"
+        "\001\250\006\000\371\006\001\372\006\001\373\006\001\374\006\001\375\006\000\010\007\001\011\007"
+        "\001\012\007\001\013\007\001\014\007\000\015\007\001\016\007\001\017\007\001\020\007\001\021\007"
+        "\000b\007\001c\007\001d\007\001e\007\001f\007\000g\007\001h\007\001i\007"
+        "\001j\007\001k\007\000l\007\001m\007\001n\007\001o\007\001p\007\000q\007"
+        "\001r\007\001s\007\001t\007\001u\007\000v\007\001w\007\001x\007\001y\007"
+        "\001z\007\000\313\007\001\314\007\001\315\007\001\316\007\001\317\007\000\332\007\001\333\007"
+        "\001\334\007\001\335\007\001\336\007\000\337\007\001\340\007\001\341\007\001\342\007\001\343\007"
+        "\0004\010\0015\010\0016\010\0017\010\0018\010\0009\010\001:\010\001;\010"
+        "\001<\010\001=\010\000>\010\001\?\010\001@\010\001A\010\001B\010\000C\010"
+        "\001D\010\001E\010\001F\010\001G\010\000H\010\001I\010\001J\010\001K\010"
+        "\001L\010\000\235\010\001\236\010\001\237\010\001\240\010\001\241\010\000\254\010\001\255\010"
+        "\001\256\010\001\257\010\001\260\010\000\261\010\001\262\010\001\263\010\001\264\010\001\265\010"
+        "\002\006\011\002\013\011\002\020\011\002\025\011\002\032\011\002o\011\002~\011\002\203\011"
+        "\001N\014\001O\014\001P\014\001Q\014\001R\014\001S\014\001T\014\001U\014"
+        "\001V\014\001W\014\001X\014\001Y\014\001Z\014\001[\014\001\\\014\001]\014"
+        "\001^\014\001_\014\001`\014\001a\014\001b\014\001c\014\001d\014\001e\014"
+        "\001f\014\001\267\014\001\270\014\001\271\014\001\272\014\001\273\014\001\306\014\001\307\014"
+        "\001\310\014\001\311\014\001\312\014\001\313\014\001\314\014\001\315\014\001\316\014\001\317\014";
     static constexpr gate gates[] = {
         {0x6db600ull, 0, 86},
-        {0x201200ull, 0, 86},
         {0xc0000ull, 0, 94},
+        {0x201200ull, 0, 86},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
-        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
         &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6,
     };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
@@ -2532,6 +3024,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -2542,7 +3035,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms6(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,
@@ -2553,11 +3046,11 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms6_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms6_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2571,7 +3064,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 }
 
 // tcgen05_mma_sp_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_tmem,
@@ -2594,27 +3087,45 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_sp_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d);
+    return tcgen05_mma_sp_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 32 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by
+// The 160 forms of tcgen05_mma_sp_tmem: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_sp_forms7_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\000\000\000\001\000\000\002\000\000\003\000\000\004\000\000\025\000\000\030\000\000\031\000"
-        "\000*\000\000+\000\000,\000\000-\000\000.\000\000\?\000\000B\000\000C\000"
-        "\000P\001\000Q\001\000R\001\000S\001\000T\001\000e\001\000h\001\000i\001"
-        "\000z\001\000{\001\000|\001\000}\001\000~\001\000\217\001\000\222\001\000\223\001";
+        "\000\000\000\001\001\000\001\002\000\001\003\000\001\004\000\000\005\000\001\006\000\001\007\000"
+        "\001\010\000\001\011\000\000\012\000\001\013\000\001\014\000\001\015\000\001\016\000\000\017\000"
+        "\001\020\000\001\021\000\001\022\000\001\023\000\000\024\000\001\025\000\001\026\000\001\027\000"
+        "\001\030\000\000i\000\001j\000\001k\000\001l\000\001m\000\000x\000\001y\000"
+        "\001z\000\001{\000\001|\000\000}\000\001~\000\001\177\000\001\200\000\001\201\000"
+        "\000\322\000\001\323\000\001\324\000\001\325\000\001\326\000\000\327\000\001\330\000\001\331\000"
+        "\001\332\000\001\333\000\000\334\000\001\335\000\001\336\000\001\337\000\001\340\000\000\341\000"
+        "\001\342\000\001\343\000\001\344\000\001\345\000\000\346\000\001\347\000\001\350\000\001\351\000"
+        "\001\352\000\000;\001\001<\001\001=\001\001>\001\001\?\001\000J\001\001K\001"
+        "\001L\001\001M\001\001N\001\000O\001\001P\001\001Q\001\001R\001\001S\001"
+        "\000\220\006\001\221\006\001\222\006\001\223\006\001\224\006\000\225\006\001\226\006\001\227\006"
+        "\001\230\006\001\231\006\000\232\006\001\233\006\001\234\006\001\235\006\001\236\006\000\237\006"
+        "\001\240\006\001\241\006\001\242\006\001\243\006\000\244\006\001\245\006\001\246\006\001\247\006"
+        "\001\250\006\000\371\006\001\372\006\001\373\006\001\374\006\001\375\006\000\010\007\001\011\007"
+        "\001\012\007\001\013\007\001\014\007\000\015\007\001\016\007\001\017\007\001\020\007\001\021\007"
+        "\000b\007\001c\007\001d\007\001e\007\001f\007\000g\007\001h\007\001i\007"
+        "\001j\007\001k\007\000l\007\001m\007\001n\007\001o\007\001p\007\000q\007"
+        "\001r\007\001s\007\001t\007\001u\007\000v\007\001w\007\001x\007\001y\007"
+        "\001z\007\000\313\007\001\314\007\001\315\007\001\316\007\001\317\007\000\332\007\001\333\007"
+        "\001\334\007\001\335\007\001\336\007\000\337\007\001\340\007\001\341\007\001\342\007\001\343\007";
     static constexpr gate gates[] = {
         {0xd8600ull, 0, 86},
+        {0xc0000ull, 0, 94},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
     };
 };
 // Their asm statements, by position in that table (tcgen05_mma.forms.hpp).
@@ -2633,6 +3144,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenAshift: ashift (true / false). shifts the rows of A down by one row, except the last row (convolution MMA)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -2644,7 +3156,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_forms7(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
  *   scale_input_d: D = A*B + D * 2^-scale_input_d
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,
@@ -2656,15 +3168,15 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     imm_t<PtxgenScaleInputD> scale_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms7_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_forms7_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 2, (PtxgenAshift ? 1 : 0)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_checks<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert((((PtxgenKind == tcgen05_mma_kind::f16 || PtxgenKind == tcgen05_mma_kind::tf32))),
                   "ptxgen: tcgen05.mma: scale-input-d is only valid with .kind::f16 and .kind::tf32");
-    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenScaleInputD),
+    static_assert(detail::tcgen05_mma_ok_scale_input_d(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB, PtxgenScaleInputD),
                   "ptxgen: tcgen05.mma: immediate scale_input_d is out of range for this form");
     static_assert(detail::tcgen05_mma_disable_output_lane_element_type<detail::reg_or_t<0, PtxgenElem0>, PtxgenElem0>::ok);
-    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage));
+    constexpr decltype(sizeof(0)) ptxgen_disable_output_lane_length = static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB));
     static_assert(detail::tcgen05_mma_disable_output_lane_length<ptxgen_disable_output_lane_length == 0 ? PtxgenLength0 : ptxgen_disable_output_lane_length, PtxgenLength0>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
@@ -2678,7 +3190,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
 }
 
 // tcgen05_mma_sp_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, long long PtxgenScaleInputD, class PtxgenElem0, decltype(sizeof(0)) PtxgenLength0, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_tmem,
@@ -2702,41 +3214,95 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_sp_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d, scale_input_d);
+    return tcgen05_mma_sp_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), disable_output_lane, enable_input_d, scale_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 100 forms of tcgen05_mma_sp_block_scale: form number * 256 + support class, by
+// The 500 forms of tcgen05_mma_sp_block_scale: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_sp_block_scale_forms0_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\370\001\000\371\001\000\372\001\000\373\001\000\374\001\001\015\002\001\016\002\001\017\002"
-        "\001\020\002\001\021\002\002a\002\002b\002\002c\002\002d\002\002e\002\001v\002"
-        "\001w\002\001x\002\001y\002\001z\002\001\240\002\001\241\002\001\242\002\001\243\002"
-        "\001\244\002\003\337\002\003\340\002\003\341\002\003\342\002\003\343\002\004\036\003\004\037\003"
-        "\004 \003\004!\003\004\"\003\0043\003\0044\003\0045\003\0046\003\0047\003"
-        "\003H\003\003I\003\003J\003\003K\003\003L\003\003]\003\003^\003\003_\003"
-        "\003`\003\003a\003\000\350\005\000\351\005\000\352\005\000\353\005\000\354\005\001\375\005"
-        "\001\376\005\001\377\005\001\000\006\001\001\006\002Q\006\002R\006\002S\006\002T\006"
-        "\002U\006\001f\006\001g\006\001h\006\001i\006\001j\006\001\220\006\001\221\006"
-        "\001\222\006\001\223\006\001\224\006\003\317\006\003\320\006\003\321\006\003\322\006\003\323\006"
-        "\004\016\007\004\017\007\004\020\007\004\021\007\004\022\007\004#\007\004$\007\004%\007"
-        "\004&\007\004'\007\0038\007\0039\007\003:\007\003;\007\003<\007\003M\007"
-        "\003N\007\003O\007\003P\007\003Q\007";
+        "\000\330\011\001\331\011\001\332\011\001\333\011\001\334\011\000\335\011\001\336\011\001\337\011"
+        "\001\340\011\001\341\011\000\342\011\001\343\011\001\344\011\001\345\011\001\346\011\000\347\011"
+        "\001\350\011\001\351\011\001\352\011\001\353\011\000\354\011\001\355\011\001\356\011\001\357\011"
+        "\001\360\011\002A\012\003B\012\003C\012\003D\012\003E\012\002F\012\003G\012"
+        "\003H\012\003I\012\003J\012\002K\012\003L\012\003M\012\003N\012\003O\012"
+        "\002P\012\003Q\012\003R\012\003S\012\003T\012\002U\012\003V\012\003W\012"
+        "\003X\012\003Y\012\004\345\013\001\346\013\001\347\013\001\350\013\001\351\013\004\352\013"
+        "\001\353\013\001\354\013\001\355\013\001\356\013\004\357\013\001\360\013\001\361\013\001\362\013"
+        "\001\363\013\004\364\013\001\365\013\001\366\013\001\367\013\001\370\013\004\371\013\001\372\013"
+        "\001\373\013\001\374\013\001\375\013\002N\014\003O\014\003P\014\003Q\014\003R\014"
+        "\002S\014\003T\014\003U\014\003V\014\003W\014\002X\014\003Y\014\003Z\014"
+        "\003[\014\003\\\014\002]\014\003^\014\003_\014\003`\014\003a\014\002b\014"
+        "\003c\014\003d\014\003e\014\003f\014\002 \015\003!\015\003\"\015\003#\015"
+        "\003$\015\002%\015\003&\015\003'\015\003(\015\003)\015\002*\015\003+\015"
+        "\003,\015\003-\015\003.\015\002/\015\0030\015\0031\015\0032\015\0033\015"
+        "\0024\015\0035\015\0036\015\0037\015\0038\015\005[\016\003\\\016\003]\016"
+        "\003^\016\003_\016\005`\016\003a\016\003b\016\003c\016\003d\016\005e\016"
+        "\003f\016\003g\016\003h\016\003i\016\005j\016\003k\016\003l\016\003m\016"
+        "\003n\016\005o\016\003p\016\003q\016\003r\016\003s\016\006\226\017\003\227\017"
+        "\003\230\017\003\231\017\003\232\017\006\233\017\003\234\017\003\235\017\003\236\017\003\237\017"
+        "\006\240\017\003\241\017\003\242\017\003\243\017\003\244\017\006\245\017\003\246\017\003\247\017"
+        "\003\250\017\003\251\017\006\252\017\003\253\017\003\254\017\003\255\017\003\256\017\006\377\017"
+        "\003\000\020\003\001\020\003\002\020\003\003\020\006\004\020\003\005\020\003\006\020\003\007\020"
+        "\003\010\020\006\011\020\003\012\020\003\013\020\003\014\020\003\015\020\006\016\020\003\017\020"
+        "\003\020\020\003\021\020\003\022\020\006\023\020\003\024\020\003\025\020\003\026\020\003\027\020"
+        "\005h\020\003i\020\003j\020\003k\020\003l\020\005m\020\003n\020\003o\020"
+        "\003p\020\003q\020\005r\020\003s\020\003t\020\003u\020\003v\020\005w\020"
+        "\003x\020\003y\020\003z\020\003{\020\005|\020\003}\020\003~\020\003\177\020"
+        "\003\200\020\005\321\020\003\322\020\003\323\020\003\324\020\003\325\020\005\326\020\003\327\020"
+        "\003\330\020\003\331\020\003\332\020\005\333\020\003\334\020\003\335\020\003\336\020\003\337\020"
+        "\005\340\020\003\341\020\003\342\020\003\343\020\003\344\020\005\345\020\003\346\020\003\347\020"
+        "\003\350\020\003\351\020\000\210\035\001\211\035\001\212\035\001\213\035\001\214\035\000\215\035"
+        "\001\216\035\001\217\035\001\220\035\001\221\035\000\222\035\001\223\035\001\224\035\001\225\035"
+        "\001\226\035\000\227\035\001\230\035\001\231\035\001\232\035\001\233\035\000\234\035\001\235\035"
+        "\001\236\035\001\237\035\001\240\035\002\361\035\003\362\035\003\363\035\003\364\035\003\365\035"
+        "\002\366\035\003\367\035\003\370\035\003\371\035\003\372\035\002\373\035\003\374\035\003\375\035"
+        "\003\376\035\003\377\035\002\000\036\003\001\036\003\002\036\003\003\036\003\004\036\002\005\036"
+        "\003\006\036\003\007\036\003\010\036\003\011\036\004\225\037\001\226\037\001\227\037\001\230\037"
+        "\001\231\037\004\232\037\001\233\037\001\234\037\001\235\037\001\236\037\004\237\037\001\240\037"
+        "\001\241\037\001\242\037\001\243\037\004\244\037\001\245\037\001\246\037\001\247\037\001\250\037"
+        "\004\251\037\001\252\037\001\253\037\001\254\037\001\255\037\002\376\037\003\377\037\003\000 "
+        "\003\001 \003\002 \002\003 \003\004 \003\005 \003\006 \003\007 \002\010 "
+        "\003\011 \003\012 \003\013 \003\014 \002\015 \003\016 \003\017 \003\020 "
+        "\003\021 \002\022 \003\023 \003\024 \003\025 \003\026 \002\320 \003\321 "
+        "\003\322 \003\323 \003\324 \002\325 \003\326 \003\327 \003\330 \003\331 "
+        "\002\332 \003\333 \003\334 \003\335 \003\336 \002\337 \003\340 \003\341 "
+        "\003\342 \003\343 \002\344 \003\345 \003\346 \003\347 \003\350 \005\013\""
+        "\003\014\"\003\015\"\003\016\"\003\017\"\005\020\"\003\021\"\003\022\"\003\023\""
+        "\003\024\"\005\025\"\003\026\"\003\027\"\003\030\"\003\031\"\005\032\"\003\033\""
+        "\003\034\"\003\035\"\003\036\"\005\037\"\003 \"\003!\"\003\"\"\003#\""
+        "\006F#\003G#\003H#\003I#\003J#\006K#\003L#\003M#"
+        "\003N#\003O#\006P#\003Q#\003R#\003S#\003T#\006U#"
+        "\003V#\003W#\003X#\003Y#\006Z#\003[#\003\\#\003]#"
+        "\003^#\006\257#\003\260#\003\261#\003\262#\003\263#\006\264#\003\265#"
+        "\003\266#\003\267#\003\270#\006\271#\003\272#\003\273#\003\274#\003\275#"
+        "\006\276#\003\277#\003\300#\003\301#\003\302#\006\303#\003\304#\003\305#"
+        "\003\306#\003\307#\005\030$\003\031$\003\032$\003\033$\003\034$\005\035$"
+        "\003\036$\003\037$\003 $\003!$\005\"$\003#$\003$$\003%$"
+        "\003&$\005'$\003($\003)$\003*$\003+$\005,$\003-$"
+        "\003.$\003/$\0030$\005\201$\003\202$\003\203$\003\204$\003\205$"
+        "\005\206$\003\207$\003\210$\003\211$\003\212$\005\213$\003\214$\003\215$"
+        "\003\216$\003\217$\005\220$\003\221$\003\222$\003\223$\003\224$\005\225$"
+        "\003\226$\003\227$\003\230$\003\231$";
     static constexpr gate gates[] = {
         {0x6db600ull, 0, 86},
+        {0xc0000ull, 0, 94},
         {0x249200ull, 0, 86},
+        {0x40000ull, 0, 94},
         {0x6db600ull, 0, 88},
         {0x249200ull, 0, 88},
         {0x249200ull, 0, 87},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_107a_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
         &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
         &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
@@ -2758,6 +3324,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms0(PtxgenA0 d_tmem, Ptxgen
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_desc: shared memory matrix descriptor of A (PTX ISA Table 40) [smem_desc descriptor: ptxgen/smem_desc.hpp]
@@ -2769,7 +3336,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms0(PtxgenA0 d_tmem, Ptxgen
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
     std::uint32_t d_tmem,
     std::uint64_t a_desc,
@@ -2781,9 +3348,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_block_scale_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_block_scale_forms0_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_block_scale_checks<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_block_scale_checks<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2796,7 +3363,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
 }
 
 // tcgen05_mma_sp_block_scale with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, class PtxgenDesc6, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5, PtxgenDesc6>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, class PtxgenDesc6, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5, PtxgenDesc6>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_desc,
@@ -2824,41 +3391,95 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, PtxgenScaleVectorsize, false, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_sp_block_scale<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
+    return tcgen05_mma_sp_block_scale<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_desc), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
 namespace detail {
 
-// The 100 forms of tcgen05_mma_sp_block_scale_tmem: form number * 256 + support class, by
+// The 500 forms of tcgen05_mma_sp_block_scale_tmem: form number * 256 + support class, by
 // number (3 byte(s) each, packed); the support classes (targets, __CUDA_ARCH__
 // from which, PTX ISA version) and the refusal of each where the target lacks it.
 struct tcgen05_mma_sp_block_scale_forms1_table {
     static constexpr int width = 3;
     static constexpr char table[] =
-        "\000\370\001\000\371\001\000\372\001\000\373\001\000\374\001\001\015\002\001\016\002\001\017\002"
-        "\001\020\002\001\021\002\002a\002\002b\002\002c\002\002d\002\002e\002\001v\002"
-        "\001w\002\001x\002\001y\002\001z\002\001\240\002\001\241\002\001\242\002\001\243\002"
-        "\001\244\002\003\337\002\003\340\002\003\341\002\003\342\002\003\343\002\004\036\003\004\037\003"
-        "\004 \003\004!\003\004\"\003\0043\003\0044\003\0045\003\0046\003\0047\003"
-        "\003H\003\003I\003\003J\003\003K\003\003L\003\003]\003\003^\003\003_\003"
-        "\003`\003\003a\003\000\350\005\000\351\005\000\352\005\000\353\005\000\354\005\001\375\005"
-        "\001\376\005\001\377\005\001\000\006\001\001\006\002Q\006\002R\006\002S\006\002T\006"
-        "\002U\006\001f\006\001g\006\001h\006\001i\006\001j\006\001\220\006\001\221\006"
-        "\001\222\006\001\223\006\001\224\006\003\317\006\003\320\006\003\321\006\003\322\006\003\323\006"
-        "\004\016\007\004\017\007\004\020\007\004\021\007\004\022\007\004#\007\004$\007\004%\007"
-        "\004&\007\004'\007\0038\007\0039\007\003:\007\003;\007\003<\007\003M\007"
-        "\003N\007\003O\007\003P\007\003Q\007";
+        "\000\330\011\001\331\011\001\332\011\001\333\011\001\334\011\000\335\011\001\336\011\001\337\011"
+        "\001\340\011\001\341\011\000\342\011\001\343\011\001\344\011\001\345\011\001\346\011\000\347\011"
+        "\001\350\011\001\351\011\001\352\011\001\353\011\000\354\011\001\355\011\001\356\011\001\357\011"
+        "\001\360\011\002A\012\003B\012\003C\012\003D\012\003E\012\002F\012\003G\012"
+        "\003H\012\003I\012\003J\012\002K\012\003L\012\003M\012\003N\012\003O\012"
+        "\002P\012\003Q\012\003R\012\003S\012\003T\012\002U\012\003V\012\003W\012"
+        "\003X\012\003Y\012\004\345\013\001\346\013\001\347\013\001\350\013\001\351\013\004\352\013"
+        "\001\353\013\001\354\013\001\355\013\001\356\013\004\357\013\001\360\013\001\361\013\001\362\013"
+        "\001\363\013\004\364\013\001\365\013\001\366\013\001\367\013\001\370\013\004\371\013\001\372\013"
+        "\001\373\013\001\374\013\001\375\013\002N\014\003O\014\003P\014\003Q\014\003R\014"
+        "\002S\014\003T\014\003U\014\003V\014\003W\014\002X\014\003Y\014\003Z\014"
+        "\003[\014\003\\\014\002]\014\003^\014\003_\014\003`\014\003a\014\002b\014"
+        "\003c\014\003d\014\003e\014\003f\014\002 \015\003!\015\003\"\015\003#\015"
+        "\003$\015\002%\015\003&\015\003'\015\003(\015\003)\015\002*\015\003+\015"
+        "\003,\015\003-\015\003.\015\002/\015\0030\015\0031\015\0032\015\0033\015"
+        "\0024\015\0035\015\0036\015\0037\015\0038\015\005[\016\003\\\016\003]\016"
+        "\003^\016\003_\016\005`\016\003a\016\003b\016\003c\016\003d\016\005e\016"
+        "\003f\016\003g\016\003h\016\003i\016\005j\016\003k\016\003l\016\003m\016"
+        "\003n\016\005o\016\003p\016\003q\016\003r\016\003s\016\006\226\017\003\227\017"
+        "\003\230\017\003\231\017\003\232\017\006\233\017\003\234\017\003\235\017\003\236\017\003\237\017"
+        "\006\240\017\003\241\017\003\242\017\003\243\017\003\244\017\006\245\017\003\246\017\003\247\017"
+        "\003\250\017\003\251\017\006\252\017\003\253\017\003\254\017\003\255\017\003\256\017\006\377\017"
+        "\003\000\020\003\001\020\003\002\020\003\003\020\006\004\020\003\005\020\003\006\020\003\007\020"
+        "\003\010\020\006\011\020\003\012\020\003\013\020\003\014\020\003\015\020\006\016\020\003\017\020"
+        "\003\020\020\003\021\020\003\022\020\006\023\020\003\024\020\003\025\020\003\026\020\003\027\020"
+        "\005h\020\003i\020\003j\020\003k\020\003l\020\005m\020\003n\020\003o\020"
+        "\003p\020\003q\020\005r\020\003s\020\003t\020\003u\020\003v\020\005w\020"
+        "\003x\020\003y\020\003z\020\003{\020\005|\020\003}\020\003~\020\003\177\020"
+        "\003\200\020\005\321\020\003\322\020\003\323\020\003\324\020\003\325\020\005\326\020\003\327\020"
+        "\003\330\020\003\331\020\003\332\020\005\333\020\003\334\020\003\335\020\003\336\020\003\337\020"
+        "\005\340\020\003\341\020\003\342\020\003\343\020\003\344\020\005\345\020\003\346\020\003\347\020"
+        "\003\350\020\003\351\020\000\210\035\001\211\035\001\212\035\001\213\035\001\214\035\000\215\035"
+        "\001\216\035\001\217\035\001\220\035\001\221\035\000\222\035\001\223\035\001\224\035\001\225\035"
+        "\001\226\035\000\227\035\001\230\035\001\231\035\001\232\035\001\233\035\000\234\035\001\235\035"
+        "\001\236\035\001\237\035\001\240\035\002\361\035\003\362\035\003\363\035\003\364\035\003\365\035"
+        "\002\366\035\003\367\035\003\370\035\003\371\035\003\372\035\002\373\035\003\374\035\003\375\035"
+        "\003\376\035\003\377\035\002\000\036\003\001\036\003\002\036\003\003\036\003\004\036\002\005\036"
+        "\003\006\036\003\007\036\003\010\036\003\011\036\004\225\037\001\226\037\001\227\037\001\230\037"
+        "\001\231\037\004\232\037\001\233\037\001\234\037\001\235\037\001\236\037\004\237\037\001\240\037"
+        "\001\241\037\001\242\037\001\243\037\004\244\037\001\245\037\001\246\037\001\247\037\001\250\037"
+        "\004\251\037\001\252\037\001\253\037\001\254\037\001\255\037\002\376\037\003\377\037\003\000 "
+        "\003\001 \003\002 \002\003 \003\004 \003\005 \003\006 \003\007 \002\010 "
+        "\003\011 \003\012 \003\013 \003\014 \002\015 \003\016 \003\017 \003\020 "
+        "\003\021 \002\022 \003\023 \003\024 \003\025 \003\026 \002\320 \003\321 "
+        "\003\322 \003\323 \003\324 \002\325 \003\326 \003\327 \003\330 \003\331 "
+        "\002\332 \003\333 \003\334 \003\335 \003\336 \002\337 \003\340 \003\341 "
+        "\003\342 \003\343 \002\344 \003\345 \003\346 \003\347 \003\350 \005\013\""
+        "\003\014\"\003\015\"\003\016\"\003\017\"\005\020\"\003\021\"\003\022\"\003\023\""
+        "\003\024\"\005\025\"\003\026\"\003\027\"\003\030\"\003\031\"\005\032\"\003\033\""
+        "\003\034\"\003\035\"\003\036\"\005\037\"\003 \"\003!\"\003\"\"\003#\""
+        "\006F#\003G#\003H#\003I#\003J#\006K#\003L#\003M#"
+        "\003N#\003O#\006P#\003Q#\003R#\003S#\003T#\006U#"
+        "\003V#\003W#\003X#\003Y#\006Z#\003[#\003\\#\003]#"
+        "\003^#\006\257#\003\260#\003\261#\003\262#\003\263#\006\264#\003\265#"
+        "\003\266#\003\267#\003\270#\006\271#\003\272#\003\273#\003\274#\003\275#"
+        "\006\276#\003\277#\003\300#\003\301#\003\302#\006\303#\003\304#\003\305#"
+        "\003\306#\003\307#\005\030$\003\031$\003\032$\003\033$\003\034$\005\035$"
+        "\003\036$\003\037$\003 $\003!$\005\"$\003#$\003$$\003%$"
+        "\003&$\005'$\003($\003)$\003*$\003+$\005,$\003-$"
+        "\003.$\003/$\0030$\005\201$\003\202$\003\203$\003\204$\003\205$"
+        "\005\206$\003\207$\003\210$\003\211$\003\212$\005\213$\003\214$\003\215$"
+        "\003\216$\003\217$\005\220$\003\221$\003\222$\003\223$\003\224$\005\225$"
+        "\003\226$\003\227$\003\230$\003\231$";
     static constexpr gate gates[] = {
         {0x6db600ull, 0, 86},
+        {0xc0000ull, 0, 94},
         {0x249200ull, 0, 86},
+        {0x40000ull, 0, 94},
         {0x6db600ull, 0, 88},
         {0x249200ull, 0, 88},
         {0x249200ull, 0, 87},
     };
     static constexpr void (*const errors[])() = {
         &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6,
+        &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_107a_from_ptx_isa_9_4,
         &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8,
         &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8,
         &ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7,
@@ -2880,6 +3501,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms1(PtxgenA0 d_tmem, Ptxgen
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenScaleVectorsize: scale_vectorsize (none, scale_vec::1X, scale_vec::2X, scale_vec::4X, block16, block32). number of scale columns (scale_vec::NX) or block size of one scale factor (blockN)
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
+ *   PtxgenCollectorB: collector_b (none, fill, use, lastuse, discard). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
  * Operands:
  *   d_tmem: Tensor Memory address of D (the accumulator) [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
  *   a_tmem: Tensor Memory address of A [tmem_addr descriptor: ptxgen/tmem_addr.hpp]
@@ -2891,7 +3513,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_forms1(PtxgenA0 d_tmem, Ptxgen
  *   enable_input_d: false computes D = A*B
  * Fails to compile for an invalid combination, qualifier value or array (static_assert saying what the form needs) and, for a target without the form, in ptxas with "Unresolved extern function 'ptxgen_unsupported_target_...'" naming the targets that have it. Check a form with `ptxgen support OPCODE`.
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
     std::uint32_t d_tmem,
     std::uint32_t a_tmem,
@@ -2903,9 +3525,9 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
     bool enable_input_d
 ) {
 #if defined(__CUDA_ARCH__)
-    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_block_scale_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage))>;
+    using ptxgen_f = detail::form_of<detail::tcgen05_mma_sp_block_scale_forms1_table, detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(detail::form_digit(0, 2, detail::index_of<1, 2>(PtxgenCtaGroup)), 8, static_cast<long long>(PtxgenKind)), 6, static_cast<long long>(PtxgenScaleVectorsize)), 21, static_cast<long long>(PtxgenCollectorUsage)), 5, static_cast<long long>(PtxgenCollectorB))>;
 #if PTXGEN_PTX_FAMILY(0x6db600ull)  // the checks, where the target may have a form
-    static_assert(detail::tcgen05_mma_block_scale_checks<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage>::ok);
+    static_assert(detail::tcgen05_mma_block_scale_checks<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage, PtxgenCollectorB>::ok);
     static_assert(ptxgen_f::cls >= 0,
                   "ptxgen: tcgen05.mma: these qualifiers are not a valid form with these operands (check the opcode with: ptxgen support OPCODE)");
 #endif
@@ -2918,7 +3540,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
 }
 
 // tcgen05_mma_sp_block_scale_tmem with descriptor objects (README: Passing descriptor objects to the wrappers).
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, class PtxgenDesc6, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5, PtxgenDesc6>>::type = 0>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, tcgen05_mma_scale_vectorsize PtxgenScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none, class PtxgenDesc0, class PtxgenDesc1, class PtxgenDesc2, class PtxgenDesc3, class PtxgenDesc4, class PtxgenDesc5, class PtxgenDesc6, typename detail::enable_if<detail::any_desc_object<PtxgenDesc0, PtxgenDesc1, PtxgenDesc2, PtxgenDesc3, PtxgenDesc4, PtxgenDesc5, PtxgenDesc6>>::type = 0>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
     PtxgenDesc0 d_tmem,
     PtxgenDesc1 a_tmem,
@@ -2944,7 +3566,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(
     detail::tcgen05_mma_idesc_check<PtxgenDesc4, PtxgenCtaGroup, PtxgenKind, false, true, PtxgenScaleVectorsize, false, false>::run(idesc);
 #endif
 #endif
-    return tcgen05_mma_sp_block_scale_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
+    return tcgen05_mma_sp_block_scale_tmem<PtxgenCtaGroup, PtxgenKind, PtxgenScaleVectorsize, PtxgenCollectorUsage, PtxgenCollectorB>(detail::desc_word(d_tmem), detail::desc_word(a_tmem), detail::desc_word(b_desc), detail::desc_word(sp_meta_tmem), detail::desc_word(idesc), detail::desc_word(scale_a_tmem), detail::desc_word(scale_b_tmem), enable_input_d);
 }
 
 #if defined(__CUDA_ARCH__)
@@ -2985,7 +3607,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false, collector_b = none.
  * Template parameters:
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
@@ -3084,7 +3706,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc, P
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false, collector_b = none.
  * Template parameters:
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
@@ -3186,7 +3808,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false, collector_b = none.
  * Template parameters:
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
@@ -3283,7 +3905,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem, P
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Fixed by this wrapper: ws = true, sp = false, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false, collector_b = none.
  * Template parameters:
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
@@ -3383,7 +4005,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms0(PtxgenA0 d_tmem, PtxgenA1 a_desc
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false, collector_b = none.
  * Template parameters:
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
@@ -3486,7 +4108,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms1(PtxgenA0 d_tmem, PtxgenA1 a_desc
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false, collector_b = none.
  * Template parameters:
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
@@ -3592,7 +4214,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms2(PtxgenA0 d_tmem, PtxgenA1 a_tmem
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false, collector_b = none.
  * Template parameters:
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)
@@ -3693,7 +4315,7 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_forms3(PtxgenA0 d_tmem, PtxgenA1 a_tmem
 /**
  * `tcgen05.mma`: 5th generation TensorCore matrix multiply and accumulate (spec: spec/instructions/tcgen05_mma.yaml).
  *
- * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false.
+ * Fixed by this wrapper: ws = true, sp = true, cta_group = 1, decompress = false, block_scale = false, scale_vectorsize = none, ashift = false, collector_b = none.
  * Template parameters:
  *   PtxgenKind: kind (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4, ti16). the kind of the multiplicand element types
  *   PtxgenCollectorUsage: collector_usage (none, a::fill, a::use, a::lastuse, a::discard, b0::fill, b0::use, b0::lastuse, b0::discard, b1::fill, b1::use, b1::lastuse, b1::discard, b2::fill, b2::use, b2::lastuse, b2::discard, b3::fill, b3::use, b3::lastuse, b3::discard). use of the collector buffer: for matrix A (a::op, default a::discard) or, with .ws, for matrix B in buffer 0-3 (bN::op)

@@ -64,10 +64,21 @@ enum class tcgen05_mma_collector_usage : int {
     b3_discard,
 };
 
+/**
+ * tcgen05.mma: qualifier collector_b (.collector::b::{}). use of the collector buffer of matrix B (sm_107a/f, PTX ISA 9.4), after the one of A: fill, use, lastuse or discard (the default)
+ */
+enum class tcgen05_mma_collector_b : int {
+    none,
+    fill,
+    use,
+    lastuse,
+    discard,
+};
+
 
 namespace detail {
 
-PTXGEN_PTX_CONSTEXPR int tcgen05_mma_count_disable_output_lane(bool, bool, int cta_group, tcgen05_mma_kind, bool, bool, tcgen05_mma_scale_vectorsize, bool, tcgen05_mma_collector_usage) {
+PTXGEN_PTX_CONSTEXPR int tcgen05_mma_count_disable_output_lane(bool, bool, int cta_group, tcgen05_mma_kind, bool, bool, tcgen05_mma_scale_vectorsize, bool, tcgen05_mma_collector_usage, tcgen05_mma_collector_b) {
     if (const long long ptxgen_v = detail::entry("\005\011"
             , 1, detail::cell(0, 1, detail::index_of<1, 2>(cta_group), 2)); ptxgen_v >= 0) {
         return static_cast<int>(ptxgen_v);
@@ -112,6 +123,8 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_sc
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_8();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_107a_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_block_scale_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_decompress_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
@@ -122,6 +135,8 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_7();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_100a_sm_101a_sm_103a_sm_107a_sm_110a_from_ptx_isa_8_8();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_107a_from_ptx_isa_9_4();
+extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_block_scale_is_only_on_sm_107a_sm_107f_from_ptx_isa_9_4();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_100f_sm_103a_sm_103f_sm_107a_sm_107f_from_ptx_isa_8_6();
 extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_sp_is_only_on_sm_100a_sm_101a_sm_110a_from_ptx_isa_8_6();
@@ -141,9 +156,9 @@ extern "C" PTXGEN_PTX_EXTERN void ptxgen_unsupported_target_tcgen05_mma_ws_sp_is
  * them as `typename tcgen05_mma_operands<...>::disable_output_lane disable_output_lane;`
  * (std::extent gives the register count).
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 struct tcgen05_mma_operands {
-    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage))];
+    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB))];
 };
 
 /**
@@ -151,9 +166,9 @@ struct tcgen05_mma_operands {
  * them as `typename tcgen05_mma_tmem_operands<...>::disable_output_lane disable_output_lane;`
  * (std::extent gives the register count).
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 struct tcgen05_mma_tmem_operands {
-    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage))];
+    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB))];
 };
 
 /**
@@ -161,9 +176,9 @@ struct tcgen05_mma_tmem_operands {
  * them as `typename tcgen05_mma_decompress_operands<...>::disable_output_lane disable_output_lane;`
  * (std::extent gives the register count).
  */
-template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 struct tcgen05_mma_decompress_operands {
-    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage))];
+    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage, PtxgenCollectorB))];
 };
 
 /**
@@ -171,9 +186,9 @@ struct tcgen05_mma_decompress_operands {
  * them as `typename tcgen05_mma_decompress_tmem_operands<...>::disable_output_lane disable_output_lane;`
  * (std::extent gives the register count).
  */
-template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 struct tcgen05_mma_decompress_tmem_operands {
-    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage))];
+    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, false, PtxgenCtaGroup, tcgen05_mma_kind::f8f6f4, true, false, tcgen05_mma_scale_vectorsize::none, false, PtxgenCollectorUsage, PtxgenCollectorB))];
 };
 
 /**
@@ -181,9 +196,9 @@ struct tcgen05_mma_decompress_tmem_operands {
  * them as `typename tcgen05_mma_sp_operands<...>::disable_output_lane disable_output_lane;`
  * (std::extent gives the register count).
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 struct tcgen05_mma_sp_operands {
-    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage))];
+    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB))];
 };
 
 /**
@@ -191,9 +206,9 @@ struct tcgen05_mma_sp_operands {
  * them as `typename tcgen05_mma_sp_tmem_operands<...>::disable_output_lane disable_output_lane;`
  * (std::extent gives the register count).
  */
-template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none>
+template <int PtxgenCtaGroup, tcgen05_mma_kind PtxgenKind, bool PtxgenAshift = false, tcgen05_mma_collector_usage PtxgenCollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b PtxgenCollectorB = tcgen05_mma_collector_b::none>
 struct tcgen05_mma_sp_tmem_operands {
-    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage))];
+    using disable_output_lane = std::uint32_t[static_cast<decltype(sizeof(0))>(detail::tcgen05_mma_count_disable_output_lane(false, true, PtxgenCtaGroup, PtxgenKind, false, false, tcgen05_mma_scale_vectorsize::none, PtxgenAshift, PtxgenCollectorUsage, PtxgenCollectorB))];
 };
 
 // The host pass (cudafe++ and the host compiler, which never run device code) and the
@@ -235,54 +250,54 @@ PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp(detail::host_arg, detail::host_arg, det
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_ws_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { detail::ptxgen_unsupported_target_tcgen05_mma_ws_sp_is_only_on_sm_100a_sm_100f_sm_101a_sm_101f_sm_103a_sm_103f_sm_107a_sm_107f_sm_110a_sm_110f_from_ptx_isa_8_6(); }
 #else
-/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none> void tcgen05_mma(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t idesc, bool enable_input_d) */
-/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, long long ScaleInputD> void tcgen05_mma(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t idesc, bool enable_input_d, imm_t<ScaleInputD> scale_input_d) */
-/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d) */
-/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, long long ScaleInputD, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d, imm_t<ScaleInputD> scale_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none> void tcgen05_mma(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t idesc, bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none, long long ScaleInputD> void tcgen05_mma(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t idesc, bool enable_input_d, imm_t<ScaleInputD> scale_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none, long long ScaleInputD, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d, imm_t<ScaleInputD> scale_input_d) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}) { }
-/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none> void tcgen05_mma_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t idesc, bool enable_input_d) */
-/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, long long ScaleInputD> void tcgen05_mma_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t idesc, bool enable_input_d, imm_t<ScaleInputD> scale_input_d) */
-/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d) */
-/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, long long ScaleInputD, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d, imm_t<ScaleInputD> scale_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none> void tcgen05_mma_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t idesc, bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none, long long ScaleInputD> void tcgen05_mma_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t idesc, bool enable_input_d, imm_t<ScaleInputD> scale_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none, long long ScaleInputD, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d, imm_t<ScaleInputD> scale_input_d) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}) { }
-/* template <int CtaGroup, tcgen05_mma_kind Kind, tcgen05_mma_scale_vectorsize ScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none> void tcgen05_mma_block_scale(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t idesc, std::uint32_t scale_a_tmem, std::uint32_t scale_b_tmem, bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, tcgen05_mma_scale_vectorsize ScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none> void tcgen05_mma_block_scale(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t idesc, std::uint32_t scale_a_tmem, std::uint32_t scale_b_tmem, bool enable_input_d) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-/* template <int CtaGroup, tcgen05_mma_kind Kind, tcgen05_mma_scale_vectorsize ScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none> void tcgen05_mma_block_scale_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t idesc, std::uint32_t scale_a_tmem, std::uint32_t scale_b_tmem, bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, tcgen05_mma_scale_vectorsize ScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none> void tcgen05_mma_block_scale_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t idesc, std::uint32_t scale_a_tmem, std::uint32_t scale_b_tmem, bool enable_input_d) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-/* template <int CtaGroup, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none> void tcgen05_mma_decompress(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t lut_tmem, std::uint32_t idesc, bool enable_input_d) */
-/* template <int CtaGroup, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma_decompress(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t lut_tmem, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none> void tcgen05_mma_decompress(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t lut_tmem, std::uint32_t idesc, bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma_decompress(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t lut_tmem, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
-/* template <int CtaGroup, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none> void tcgen05_mma_decompress_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t lut_tmem, std::uint32_t idesc, bool enable_input_d) */
-/* template <int CtaGroup, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma_decompress_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t lut_tmem, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none> void tcgen05_mma_decompress_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t lut_tmem, std::uint32_t idesc, bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma_decompress_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t lut_tmem, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}) { }
-/* template <int CtaGroup, tcgen05_mma_scale_vectorsize ScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none> void tcgen05_mma_block_scale_decompress(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t lut_tmem, std::uint32_t idesc, std::uint32_t scale_a_tmem, std::uint32_t scale_b_tmem, bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_scale_vectorsize ScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none> void tcgen05_mma_block_scale_decompress(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t lut_tmem, std::uint32_t idesc, std::uint32_t scale_a_tmem, std::uint32_t scale_b_tmem, bool enable_input_d) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-/* template <int CtaGroup, tcgen05_mma_scale_vectorsize ScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none> void tcgen05_mma_block_scale_decompress_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t lut_tmem, std::uint32_t idesc, std::uint32_t scale_a_tmem, std::uint32_t scale_b_tmem, bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_scale_vectorsize ScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none> void tcgen05_mma_block_scale_decompress_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t lut_tmem, std::uint32_t idesc, std::uint32_t scale_a_tmem, std::uint32_t scale_b_tmem, bool enable_input_d) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_block_scale_decompress_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none> void tcgen05_mma_sp(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, bool enable_input_d) */
-/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, long long ScaleInputD> void tcgen05_mma_sp(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, bool enable_input_d, imm_t<ScaleInputD> scale_input_d) */
-/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma_sp(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d) */
-/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, long long ScaleInputD, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma_sp(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d, imm_t<ScaleInputD> scale_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none> void tcgen05_mma_sp(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none, long long ScaleInputD> void tcgen05_mma_sp(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, bool enable_input_d, imm_t<ScaleInputD> scale_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma_sp(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none, long long ScaleInputD, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma_sp(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d, imm_t<ScaleInputD> scale_input_d) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}) { }
-/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none> void tcgen05_mma_sp_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, bool enable_input_d) */
-/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, long long ScaleInputD> void tcgen05_mma_sp_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, bool enable_input_d, imm_t<ScaleInputD> scale_input_d) */
-/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma_sp_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d) */
-/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, long long ScaleInputD, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma_sp_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d, imm_t<ScaleInputD> scale_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none> void tcgen05_mma_sp_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none, long long ScaleInputD> void tcgen05_mma_sp_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, bool enable_input_d, imm_t<ScaleInputD> scale_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma_sp_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, bool Ashift = false, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none, long long ScaleInputD, class Elem0, decltype(sizeof(0)) Length0> void tcgen05_mma_sp_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, const Elem0 (&disable_output_lane)[Length0], bool enable_input_d, imm_t<ScaleInputD> scale_input_d) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg = {}, detail::host_arg = {}) { }
-/* template <int CtaGroup, tcgen05_mma_kind Kind, tcgen05_mma_scale_vectorsize ScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none> void tcgen05_mma_sp_block_scale(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, std::uint32_t scale_a_tmem, std::uint32_t scale_b_tmem, bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, tcgen05_mma_scale_vectorsize ScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none> void tcgen05_mma_sp_block_scale(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, std::uint32_t scale_a_tmem, std::uint32_t scale_b_tmem, bool enable_input_d) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
-/* template <int CtaGroup, tcgen05_mma_kind Kind, tcgen05_mma_scale_vectorsize ScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none> void tcgen05_mma_sp_block_scale_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, std::uint32_t scale_a_tmem, std::uint32_t scale_b_tmem, bool enable_input_d) */
+/* template <int CtaGroup, tcgen05_mma_kind Kind, tcgen05_mma_scale_vectorsize ScaleVectorsize = tcgen05_mma_scale_vectorsize::none, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none, tcgen05_mma_collector_b CollectorB = tcgen05_mma_collector_b::none> void tcgen05_mma_sp_block_scale_tmem(std::uint32_t d_tmem, std::uint32_t a_tmem, std::uint64_t b_desc, std::uint32_t sp_meta_tmem, std::uint32_t idesc, std::uint32_t scale_a_tmem, std::uint32_t scale_b_tmem, bool enable_input_d) */
 template <auto... PtxgenQ>
 PTXGEN_PTX_DEVICE void tcgen05_mma_sp_block_scale_tmem(detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg, detail::host_arg) { }
 /* template <tcgen05_mma_kind Kind, tcgen05_mma_collector_usage CollectorUsage = tcgen05_mma_collector_usage::none> void tcgen05_mma_ws(std::uint32_t d_tmem, std::uint64_t a_desc, std::uint64_t b_desc, std::uint32_t idesc, bool enable_input_d) */
