@@ -131,7 +131,7 @@ RESERVED: dict[str, dict[str, tuple[str, str]]] = {
                      "_engine", "_decoder")},
         **{n: ("c++", "a name of namespace ptxgen::ptx (include/ptxgen/ptx/target.hpp)")
            for n in ("targets", "imm", "imm_t", "imms", "imms_t", "detail", "fence_operand",
-                     "static_desc", "desc")},
+                     "static_desc", "static_desc_v")},
     },
     "operand": {
         "instruction_set": ("python", "the function every builder calls"),

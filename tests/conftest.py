@@ -82,7 +82,8 @@ def spec_copy(tmp_path: Path) -> Path:
 #: with the targets, the schemas and the descriptors they make a spec folder that
 #: validates by itself (tests/test_instr_spec.py checks it), in a fifth of the time of
 #: the whole spec's.
-CORE_INSTRUCTIONS = ("ldmatrix.yaml", "tcgen05_mma.yaml", "tcgen05_tmem.yaml", "wgmma.yaml")
+CORE_INSTRUCTIONS = ("ldmatrix.yaml", "spcompress.yaml", "tcgen05_mma.yaml", "tcgen05_tmem.yaml",
+                     "wgmma.yaml")
 
 
 @pytest.fixture

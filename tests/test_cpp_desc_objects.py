@@ -10,7 +10,7 @@ descriptor fails with the static_assert naming the rule; a run-time object costs
 with NDEBUG (the same PTX as encode_unchecked()'s word) and is checked without it (the rule
 printed, then trap); nvcc's generic compute_90 pass of an sm_90a build is not broken by the
 overloads; an object without descriptor_rules.hpp is refused naming it; in C++20
-``desc<obj>`` takes any constant object, a temporary too (class-type template arguments).
+``static_desc_v<obj>`` takes any constant object, a temporary too (class-type template arguments).
 Eleven nvcc runs of one small TU in all.
 """
 
@@ -109,7 +109,7 @@ def test_broken_constant_objects_are_static_asserts(release: str, tmp_path: Path
 
 @pytest.mark.parametrize("release", toolkits.RELEASES)
 def test_cxx20_takes_the_object_itself(release: str, tmp_path: Path) -> None:
-    """C++20 (class-type template arguments): desc<obj> and static_desc<obj> take any
+    """C++20 (class-type template arguments): static_desc_v<obj> and static_desc<obj> take any
     constant descriptor object, a temporary or a local constexpr one, with the same PTX and
     the same compile-time checks."""
     ptx, _ = compile_ptx(release, tmp_path, 6, "sm_100a", "-std=c++20")

@@ -40,7 +40,7 @@ def line_of(spec: Path, rel: str, text: str) -> int:
 
 def test_real_spec_is_valid() -> None:
     spec = load_model(Path(__file__).parent.parent / "spec")
-    assert len(spec.layouts) == 11  # + tmem_addr (issue 16)
+    assert len(spec.layouts) == 12  # + tmem_addr (issue 16), spcompress_desc (issue 25)
 
 
 def test_overlap_and_width(spec_copy: Path) -> None:

@@ -14499,14 +14499,15 @@ SPECS: tuple[tuple[str, dict[str, Any]], ...] = (
                             "values": ["shared::cluster", "global"],
                             "optional": True,
                             "ptxas_leniency": {
-                                "values": ["shared::cta"],
+                                "values": ["shared::cta", "shared"],
                                 "toolkits": ["13.0", "13.5"],
                                 "note": "st-async-weak-global",
                                 "ptxas": (
                                     "st.async.shared::cta.mbarrier::complete_tx::bytes.b32 "
-                                    "[a], b, [mbar] assembles on sm_90 and later (ptxas 13.0 "
-                                    "and 13.5, ptxgen probe); the document's .ss is "
-                                    ".shared::cluster"
+                                    "[a], b, [mbar] and "
+                                    "st.async.shared.mbarrier::complete_tx::bytes.b32 "
+                                    "assemble on sm_90 and later (ptxas 13.0 and 13.5, ptxgen "
+                                    "probe); the document's .ss is .shared::cluster"
                                 ),
                             },
                         },

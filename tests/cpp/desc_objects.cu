@@ -4,7 +4,7 @@
 // CASE 2 (sm_100a) and CASE 4 (sm_90a): each bad_* kernel breaks one rule and must fail
 // with the static_assert of that rule. CASE 5 (sm_100a): an object for an operand with
 // descriptor rules without descriptor_rules.hpp is refused, naming it. CASE 6 (sm_100a,
-// C++20): desc<obj> of a temporary and of a local constexpr object (class-type template
+// C++20): static_desc_v<obj> of a temporary and of a local constexpr object (class-type template
 // arguments) gives the words' PTX; CASE 7 (C++20): such a temporary that breaks a rule fails.
 #include "ptxgen/instr_desc.hpp"
 #include "ptxgen/ptx.hpp"
@@ -39,8 +39,8 @@ extern "C" __global__ void raw_desc() {
     tcgen05_mma<1, tcgen05_mma_kind::f16>(taddr.encode(), adesc.encode(), adesc.encode(),
                                           idesc.encode(), true);
 }
-extern "C" __global__ void obj_desc() {  // desc<obj>: static_desc<obj>{} as a value
-    tcgen05_mma<1, tcgen05_mma_kind::f16>(desc<taddr>, desc<adesc>, desc<adesc>, desc<idesc>,
+extern "C" __global__ void obj_desc() {  // static_desc_v<obj>: static_desc<obj>{} as a value
+    tcgen05_mma<1, tcgen05_mma_kind::f16>(static_desc_v<taddr>, static_desc_v<adesc>, static_desc_v<adesc>, static_desc_v<idesc>,
                                           true);
 }
 extern "C" __global__ void raw_cp() {
@@ -105,14 +105,14 @@ extern "C" __global__ void obj_cxx20() {
     constexpr auto local = ptxgen::SmemDesc{}.with_start_address(0x400)
         .with_leading_byte_offset(16).with_stride_byte_offset(1024);  // not static
     tcgen05_mma<1, tcgen05_mma_kind::f16>(
-        desc<ptxgen::TmemAddr{}.with_lane(32).with_column(8)>, desc<local>,
+        static_desc_v<ptxgen::TmemAddr{}.with_lane(32).with_column(8)>, static_desc_v<local>,
         static_desc<local>{},
-        desc<InstrDescF16{}.with_dtype(InstrDescF16::Dtype::F32).with_m(128).with_n(64)>, true);
+        static_desc_v<InstrDescF16{}.with_dtype(InstrDescF16::Dtype::F32).with_m(128).with_n(64)>, true);
 }
 #elif CASE == 7
 extern "C" __global__ void bad_cxx20_m256() {
     tcgen05_mma<1, tcgen05_mma_kind::f16>(taddr.encode(), adesc.encode(), adesc.encode(),
-                                          desc<idesc.with_m(256)>, true);
+                                          static_desc_v<idesc.with_m(256)>, true);
 }
 #elif CASE == 3 || CASE == 4
 static constexpr auto wdesc = ptxgen::WgmmaDesc{}.with_start_address(0x400)

@@ -273,19 +273,20 @@ inline constexpr imms_t<PtxgenV...> imms{};
 #define PTXGEN_PTX_DESC_VALUE const auto&
 #endif
 
-/// A descriptor known at compile time, as a wrapper operand: static_desc<obj>{} (or desc<obj>)
-/// for a `static constexpr` descriptor object obj (ptxgen/instr_desc.hpp, smem_desc.hpp, ...;
-/// at namespace scope or in a function); in C++20 any constant descriptor object, a local
-/// `constexpr` one or a temporary too (desc<InstrDescF16{}.with_m(128).with_n(64)>). The
+/// A descriptor known at compile time, as a wrapper operand: static_desc<obj>{} (or
+/// static_desc_v<obj>) for a `static constexpr` descriptor object obj (ptxgen/instr_desc.hpp,
+/// smem_desc.hpp, ...; at namespace scope or in a function); in C++20 any constant descriptor
+/// object, a local `constexpr` one or a temporary too
+/// (static_desc_v<InstrDescF16{}.with_m(128).with_n(64)>). The
 /// wrapper checks it against the rules of the form at compile time (a static_assert naming
 /// the rule) and passes its word, a constant.
 template <PTXGEN_PTX_DESC_VALUE PtxgenValue>
 struct static_desc {
     static constexpr auto word = PtxgenValue.encode();
 };
-/// static_desc<obj>{} as a value: the call's operand is desc<obj>.
+/// static_desc<obj>{} as a value: the call's operand is static_desc_v<obj>.
 template <PTXGEN_PTX_DESC_VALUE PtxgenValue>
-inline constexpr static_desc<PtxgenValue> desc{};
+inline constexpr static_desc<PtxgenValue> static_desc_v{};
 
 namespace detail {
 /// What a descriptor operand of a wrapper was given: a word (0), a descriptor object

@@ -102,8 +102,9 @@ def toolkit_refusals(ins: Instruction, f: Form) -> tuple[tuple[str, str, int, st
     isa = f.support.matrix(targets)
     out: list[tuple[str, frozenset[str], list[str]]] = []
     refused_by: list[str] = []
+    known = {c for c, _ in targets.toolkits}  # a version view knows the toolkits up to it
     for toolkit in recorded:
-        if not any(toolkit in d.toolkits for d in ins.deviations):
+        if toolkit not in known or not any(toolkit in d.toolkits for d in ins.deviations):
             continue
         version = vkey(targets.toolkit_version(toolkit))
         mine = f.support_for(toolkit)
