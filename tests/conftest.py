@@ -106,26 +106,21 @@ def spec_subset(dst: Path, instructions: tuple[str, ...], descriptors: bool = Tr
     return dst
 
 
-# -- running on several workers (pytest-xdist, ``-n auto --dist loadgroup`` in pyproject) ------
+# -- running on several workers (pytest-xdist, ``-n auto --dist loadfile`` in pyproject) ------
+#
+# Each test file runs on one worker, so its module fixtures (nvcc builds, ptxas runs) are
+# made once. ``--dist loadfile``, not ``loadgroup``: pytest 9.2 keeps a node's id where
+# pytest-xdist 3.8's loadgroup no longer writes the group (``item._nodeid``), so every
+# test was scheduled on its own and a module's builds were made on both workers.
 
-#: Files whose tests share one worker: the probe's assemblies are the conformance matrix's
-#: (one in-memory cache), and both are the longest work of the suite.
-_GROUPS = {"test_probe.py": "ptxas", "test_ptxas_conformance.py": "ptxas"}
-#: Groups started first (longest first), so that no long group is left for the end.
-_FIRST = ("ptxas", "test_gpu_kernels_build.py", "test_instr_wrappers.py")
+#: Files started first (longest first), so that no long file is left for the end.
+_FIRST = ("test_instr_wrappers.py", "test_probe.py", "test_gpu_kernels_build.py",
+          "test_ptxas_conformance.py", "test_lint.py")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Each test file is one xdist group (its module fixtures - nvcc builds, ptxas runs -
-    are made once, on one worker), the probe and the matrix one together; the longest
-    groups are moved to the front."""
-    def group(item: pytest.Item) -> str:
-        name = item.path.name
-        return _GROUPS.get(name, str(item.path.relative_to(ROOT)))
-
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(group(item)))
-    rank = {g: i for i, g in enumerate(_FIRST)}
-    items.sort(key=lambda it: rank.get(_GROUPS.get(it.path.name, it.path.name), len(rank)))
+    """The longest files are moved to the front (xdist hands out files in this order)."""
+    rank = {name: i for i, name in enumerate(_FIRST)}
+    items.sort(key=lambda it: rank.get(it.path.name, len(rank)))
 
