@@ -67,14 +67,14 @@ def test_check_reports_changed_missing_and_extra(tmp_path: Path) -> None:
     assert payload["ok"] is False and len(payload["differences"]) == 3
 
 
-def test_check_renders_in_full_when_the_spec_changed(tmp_path: Path, spec_copy: Path) -> None:
+def test_check_renders_in_full_when_the_spec_changed(tmp_path: Path, spec_core: Path) -> None:
     out = tmp_path / "generated"
-    pipeline.generate(spec_copy, out)
-    assert pipeline.check(spec_copy, out) == []
-    path = spec_copy / "descriptors" / "smem_desc.yaml"
+    pipeline.generate(spec_core, out)
+    assert pipeline.check(spec_core, out) == []
+    path = spec_core / "descriptors" / "smem_desc.yaml"
     path.write_text(path.read_text().replace("description: Matrix base offset",
                                              "description: Matrix base offset (edited)"))
-    diffs = dict((p, s) for s, p in pipeline.check(spec_copy, out))
+    diffs = dict((p, s) for s, p in pipeline.check(spec_core, out))
     assert diffs.get("docs/smem_desc.md") == "changed"
     assert diffs.get("python/smem_desc.py") == "changed"
 
@@ -97,23 +97,23 @@ def test_another_jinja_release_is_up_to_date_when_the_bytes_are(tmp_path: Path) 
                                                  ("changed", "docs/README.md")]
 
 
-def test_refused_spec_writes_nothing(tmp_path: Path, spec_copy: Path) -> None:
+def test_refused_spec_writes_nothing(tmp_path: Path, spec_core: Path) -> None:
     out = tmp_path / "generated"
-    pipeline.generate(spec_copy, out)
+    pipeline.generate(spec_core, out)
     before = write.existing_files(out)
-    path = spec_copy / "descriptors" / "smem_desc.yaml"
+    path = spec_core / "descriptors" / "smem_desc.yaml"
     path.write_text(path.read_text().replace("word_bits: 64", "word_bits: 48"))
     with pytest.raises(SpecError):
-        pipeline.generate(spec_copy, out)
+        pipeline.generate(spec_core, out)
     assert write.existing_files(out) == before
 
 
-def test_a_failure_while_writing_leaves_the_old_output(tmp_path: Path,
+def test_a_failure_while_writing_leaves_the_old_output(tmp_path: Path, spec_core: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "generated"
-    pipeline.generate(SPEC, out)
+    pipeline.generate(spec_core, out)
     before = write.existing_files(out)
-    files = dict(render_all(pipeline.load_model(SPEC)))
+    files = dict(render_all(pipeline.load_model(spec_core)))
     real_write_bytes = Path.write_bytes
     calls = {"n": 0}
 
@@ -128,7 +128,7 @@ def test_a_failure_while_writing_leaves_the_old_output(tmp_path: Path,
         write.write_tree(out, {**files, "new.txt": b"new"})
     monkeypatch.undo()
     assert write.existing_files(out) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["generated"]  # no temp folders left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["generated", "spec"]  # no temp folders
 
 
 def test_generate_replaces_stale_files(tmp_path: Path) -> None:

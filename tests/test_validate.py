@@ -43,10 +43,10 @@ def test_real_spec_is_valid() -> None:
     assert len(spec.layouts) == 12  # + tmem_addr (issue 16), spcompress_desc (issue 25)
 
 
-def test_overlap_and_width(spec_copy: Path) -> None:
-    edit(spec_copy, INSTR, "bits: 4-5\n        width: 2", "bits: 3-5\n        width: 2")
-    errs = errors(spec_copy)
-    line = line_of(spec_copy, INSTR, "bits: 3-5")
+def test_overlap_and_width(spec_core: Path) -> None:
+    edit(spec_core, INSTR, "bits: 4-5\n        width: 2", "bits: 3-5\n        width: 2")
+    errs = errors(spec_core)
+    line = line_of(spec_core, INSTR, "bits: 3-5")
     # The overlap names the field it overlaps (issue 12), not "entry #2".
     assert any(e.endswith(f"{INSTR}:{line}:15: bit 3 overlaps field 'saturate' (bits 3)")
                for e in errs), errs
@@ -54,25 +54,25 @@ def test_overlap_and_width(spec_copy: Path) -> None:
                for e in errs), errs
 
 
-def test_gap_is_reported(spec_copy: Path) -> None:
-    edit(spec_copy, INSTR, "      - reserved: 23\n        width: 1\n", "")
-    err = only(spec_copy, "not accounted for")
+def test_gap_is_reported(spec_core: Path) -> None:
+    edit(spec_core, INSTR, "      - reserved: 23\n        width: 1\n", "")
+    err = only(spec_core, "not accounted for")
     assert err.endswith("bits not accounted for (every bit must be a field, reserved or "
                         "fixed): 23")
 
 
-def test_range_outside_word_and_reversed(spec_copy: Path) -> None:
-    edit(spec_copy, SMEM, "bits: 61-63", "bits: 61-64")
-    edit(spec_copy, SMEM, "bits: 49-51", "bits: 51-49")
-    errs = errors(spec_copy)
+def test_range_outside_word_and_reversed(spec_core: Path) -> None:
+    edit(spec_core, SMEM, "bits: 61-63", "bits: 61-64")
+    edit(spec_core, SMEM, "bits: 49-51", "bits: 51-49")
+    errs = errors(spec_core)
     assert any("bits 61-64 lie outside the 64-bit word (bits 0-63)" in e for e in errs), errs
     assert any("bit range '51-49' must be written LSB-MSB" in e for e in errs), errs
 
 
-def test_value_must_fit(spec_copy: Path) -> None:
-    edit(spec_copy, INSTR, "{name: s32, value: 2, label: S32}", "{name: s32, value: 4, label: S32}")
-    err = only(spec_copy, "does not fit")
-    line = line_of(spec_copy, INSTR, "name: s32, value: 4")
+def test_value_must_fit(spec_core: Path) -> None:
+    edit(spec_core, INSTR, "{name: s32, value: 2, label: S32}", "{name: s32, value: 4, label: S32}")
+    err = only(spec_core, "does not fit")
+    line = line_of(spec_core, INSTR, "name: s32, value: 4")
     assert f"{INSTR}:{line}:" in err
     assert err.endswith("value 4 does not fit in 2 bit(s) of field 'dtype'")
 
@@ -82,56 +82,56 @@ def test_value_must_fit(spec_copy: Path) -> None:
     ("int", "is a C++ keyword"),
     ("assert", "is a Python keyword"),
 ])
-def test_keyword_names_are_refused(spec_copy: Path, name: str, why: str) -> None:
-    edit(spec_copy, SMEM, "name: lbo_mode", f"name: {name}")
-    assert only(spec_copy, "field name").endswith(f"field name: '{name}' {why}")
+def test_keyword_names_are_refused(spec_core: Path, name: str, why: str) -> None:
+    edit(spec_core, SMEM, "name: lbo_mode", f"name: {name}")
+    assert only(spec_core, "field name").endswith(f"field name: '{name}' {why}")
 
 
-def test_duplicate_field_and_value_names(spec_copy: Path) -> None:
-    edit(spec_copy, SMEM, "name: lbo_mode", "name: base_offset")
-    edit(spec_copy, SMEM, "{name: 64b, value: 4", "{name: 32b, value: 4")
-    errs = errors(spec_copy)
+def test_duplicate_field_and_value_names(spec_core: Path) -> None:
+    edit(spec_core, SMEM, "name: lbo_mode", "name: base_offset")
+    edit(spec_core, SMEM, "{name: 64b, value: 4", "{name: 32b, value: 4")
+    errs = errors(spec_core)
     assert any("duplicate field name 'base_offset'" in e for e in errs), errs
     assert any("duplicate value name '32b'" in e for e in errs), errs
 
 
-def test_unknown_key_lists_allowed_keys(spec_copy: Path) -> None:
-    edit(spec_copy, SMEM, "    description: Matrix base offset",
+def test_unknown_key_lists_allowed_keys(spec_core: Path) -> None:
+    edit(spec_core, SMEM, "    description: Matrix base offset",
          "    descripton: Matrix base offset")
-    errs = errors(spec_copy)
-    line = line_of(spec_copy, SMEM, "descripton:")
+    errs = errors(spec_core)
+    line = line_of(spec_core, SMEM, "descripton:")
     hit = [e for e in errs if f"{SMEM}:{line}:5: unknown key 'descripton'" in e]
     assert hit, errs
     assert "allowed keys: bits, description," in hit[0]
 
 
-def test_unknown_note_and_kind(spec_copy: Path) -> None:
-    edit(spec_copy, INSTR, "note: t42-f8f6f4-dtype", "note: no-such-note")
-    edit(spec_copy, INSTR, "          tf32: {na: 0}", "          tf33: {na: 0}")
-    errs = errors(spec_copy)
+def test_unknown_note_and_kind(spec_core: Path) -> None:
+    edit(spec_core, INSTR, "note: t42-f8f6f4-dtype", "note: no-such-note")
+    edit(spec_core, INSTR, "          tf32: {na: 0}", "          tf33: {na: 0}")
+    errs = errors(spec_core)
     assert any("note 'no-such-note' is not defined" in e for e in errs), errs
     assert any("kind 'tf33' is not a kind of this layout" in e for e in errs), errs
 
 
-def test_missing_modeline(spec_copy: Path) -> None:
-    edit(spec_copy, SMEM, "# yaml-language-server: $schema=../schema/descriptor.schema.json\n", "")
-    assert only(spec_copy, "modeline").endswith(":1:1: missing '# yaml-language-server: "
+def test_missing_modeline(spec_core: Path) -> None:
+    edit(spec_core, SMEM, "# yaml-language-server: $schema=../schema/descriptor.schema.json\n", "")
+    assert only(spec_core, "modeline").endswith(":1:1: missing '# yaml-language-server: "
                                                 "$schema=...' modeline naming the JSON Schema "
                                                 "of this file")
 
 
-def test_cli_reports_all_errors_of_all_files_and_writes_nothing(spec_copy: Path,
+def test_cli_reports_all_errors_of_all_files_and_writes_nothing(spec_core: Path,
                                                                 tmp_path: Path) -> None:
-    edit(spec_copy, SMEM, "name: lbo_mode", "name: class")
-    edit(spec_copy, INSTR, "      - reserved: 23\n        width: 1\n", "")
-    edit(spec_copy, "descriptors/wgmma_desc.yaml", "word_bits: 64", "word_bits: 64\nword_bits: 32")
+    edit(spec_core, SMEM, "name: lbo_mode", "name: class")
+    edit(spec_core, INSTR, "      - reserved: 23\n        width: 1\n", "")
+    edit(spec_core, "descriptors/wgmma_desc.yaml", "word_bits: 64", "word_bits: 64\nword_bits: 32")
     out = tmp_path / "out"
     out.mkdir()
     (out / "keep.txt").write_text("old output")  # a previous output (its manifest lists it)
     from ptxgen import manifest
 
     (out / manifest.NAME).write_bytes(manifest.build({"keep.txt": b"old output"}, "digest"))
-    res = run_cli("generate", "--spec", str(spec_copy), "--out", str(out))
+    res = run_cli("generate", "--spec", str(spec_core), "--out", str(out))
     assert res.code == 2
     assert res.out == ""
     lines = res.err.strip().splitlines()
@@ -144,9 +144,9 @@ def test_cli_reports_all_errors_of_all_files_and_writes_nothing(spec_copy: Path,
     assert sorted(p.name for p in out.iterdir()) == [manifest.NAME, "keep.txt"]
 
 
-def test_validate_json(spec_copy: Path) -> None:
-    edit(spec_copy, SMEM, "name: lbo_mode", "name: class")
-    res = run_cli("validate", "--spec", str(spec_copy), "--json")
+def test_validate_json(spec_core: Path) -> None:
+    edit(spec_core, SMEM, "name: lbo_mode", "name: class")
+    res = run_cli("validate", "--spec", str(spec_core), "--json")
     assert res.code == 2
     import json
 
