@@ -81,8 +81,6 @@ def any_form_error(w: Wrapper, targets: Targets, supports: Iterable[Support]) ->
     return error_name(w, targets, names, since)
 
 
-
-
 # -- the recorded toolkit deviations ---------------------------------------------------------
 
 def toolkit_refusals(ins: Instruction, f: Form) -> tuple[tuple[str, str, int, str], ...]:

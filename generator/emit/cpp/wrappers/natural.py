@@ -126,13 +126,13 @@ def emit_natural(iset: InstructionSet, stems: dict[str, str]) -> Files:
     functions: list[dict[str, Any]] = []
     files: set[str] = set()
     for ins in iset.instructions:
+        # each wrapper's forms by operand list, in one walk of the forms
+        lists: dict[int, dict[tuple[tuple[Any, ...], ...], list[Form]]] = {}
+        for f in ins.forms:
+            key = tuple((u.name, u.kind, u.type, u.count, u.io) for u in f.operands)
+            lists.setdefault(id(ins.wrapper_of(f)), {}).setdefault(key, []).append(f)
         for w in ins.wrappers:
-            lists: dict[tuple[tuple[Any, ...], ...], list[Form]] = {}
-            for f in ins.forms:
-                if ins.wrapper_of(f) is w:
-                    key = tuple((u.name, u.kind, u.type, u.count, u.io) for u in f.operands)
-                    lists.setdefault(key, []).append(f)
-            for forms in lists.values():
+            for forms in lists.get(id(w), {}).values():
                 ov = _overload(ins, w, forms)
                 if ov is not None and ov not in functions:
                     functions.append(ov)
